@@ -1,0 +1,40 @@
+// A tensor map as a kernel sees it: the driver-encoded CUtensorMap plus the
+// bytes one box delivers, computed on the host from TensorMap::bytes_per_box()
+// (§2.3, H17), so no kernel ever types a transaction count by hand.
+// Pass it by value as a `const __grid_constant__ MapHandle` kernel parameter:
+// the tensor-map operand must live in .param, .const or .global (§1.1).
+#pragma once
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace tmakit::device {
+
+struct MapHandle {
+  CUtensorMap map;       // 128 bytes, 64-byte aligned (alignas(64) in cuda.h)
+  uint32_t box_bytes;    // mbarrier transaction bytes of one load (§2.3)
+  uint32_t rank;         // 1..5: checked against the wrapper's coordinate count in debug builds
+
+  __host__ __device__ const void* ptr() const { return &map; }
+};
+
+}  // namespace tmakit::device
+
+#if !defined(__CUDA_ARCH__)
+#include "tmakit/gpu/encode.hpp"
+#include "tmakit/tensor_map/tensor_map.hpp"
+
+namespace tmakit::device {
+
+// Encodes the map with the driver and takes the byte count from the map itself.
+// Throws std::runtime_error when the driver refuses the map.
+inline MapHandle make_map_handle(const tensor_map::TensorMap& m) {
+  MapHandle h{};
+  h.map = gpu::encode_or_throw(m);
+  h.box_bytes = static_cast<uint32_t>(m.bytes_per_box());
+  h.rank = static_cast<uint32_t>(m.rank);
+  return h;
+}
+
+}  // namespace tmakit::device
+#endif

@@ -1,0 +1,101 @@
+#include "tmakit/model/numerics.hpp"
+
+#include <cmath>
+
+namespace tmakit::model {
+
+uint32_t tf32_round(uint32_t b) {
+  if (f32_is_nan(b)) return kTf32NaN;                     // H3: every NaN
+  if ((b & 0x7FFFFFFFu) == 0x7F800000u) return b;         // ±inf unchanged
+  // A carry out of the mantissa moves into the exponent (the largest finite
+  // values round to inf), exactly as the hardware formula does.
+  return (b + 0xFFFu + ((b >> 13) & 1u)) & 0xFFFFE000u;
+}
+
+uint64_t oob_nan_bits(int elem_bytes) {
+  uint64_t v = 0;
+  for (int i = elem_bytes - 1; i >= 0; --i) v = (v << 8) | oob_nan_byte(elem_bytes, i);
+  return v;
+}
+
+// Generic decoder of a 16-bit IEEE-layout value.
+static double decode16(uint16_t bits, int mant_bits) {
+  const int exp_bits = 15 - mant_bits;
+  const int bias = (1 << (exp_bits - 1)) - 1;
+  const bool neg = bits >> 15;
+  const int e = (bits >> mant_bits) & ((1 << exp_bits) - 1);
+  const uint32_t m = bits & ((1u << mant_bits) - 1);
+  double v;
+  if (e == (1 << exp_bits) - 1)
+    v = m ? std::nan("") : INFINITY;
+  else if (e == 0)
+    v = std::ldexp(double(m), 1 - bias - mant_bits);
+  else
+    v = std::ldexp(double(m | (1u << mant_bits)), e - bias - mant_bits);
+  return neg ? -v : v;
+}
+
+double f16_to_double(uint16_t bits) { return decode16(bits, 10); }
+double bf16_to_double(uint16_t bits) { return decode16(bits, 7); }
+
+uint64_t round_double_to_format(double x, int mant_bits, int exp_bits) {
+  const uint64_t exp_all = (uint64_t(1) << exp_bits) - 1;
+  const uint64_t mant_all = (uint64_t(1) << mant_bits) - 1;
+  if (std::isnan(x)) return (exp_all << mant_bits) | mant_all;
+  const uint64_t sign = std::signbit(x) ? uint64_t(1) << (mant_bits + exp_bits) : 0;
+  const uint64_t inf = sign | (exp_all << mant_bits);
+  if (std::isinf(x)) return inf;
+  if (x == 0) return sign;
+
+  // |x| = sig * 2^e exactly, sig < 2^53.
+  const uint64_t db = std::bit_cast<uint64_t>(x);
+  const int dexp = int((db >> 52) & 0x7FF);
+  const uint64_t sig = (db & ((uint64_t(1) << 52) - 1)) | (dexp ? uint64_t(1) << 52 : 0);
+  const int e = (dexp ? dexp : 1) - 1075;
+  const int top = e + 63 - std::countl_zero(sig);  // floor(log2 |x|)
+
+  // Quantum of the target at this magnitude: ulp of a normal, or the subnormal step.
+  const int bias = int(exp_all >> 1);
+  const int emin = 1 - bias;
+  int q = (top > emin ? top : emin) - mant_bits;
+
+  // n = |x| / 2^q rounded to nearest, ties to even.
+  uint64_t n;
+  const int shift = q - e;
+  if (shift <= 0) {
+    n = sig << -shift;  // exact; n < 2^(mant_bits + 1)
+  } else if (shift >= 63) {
+    n = 0;  // |x| < 2^(q-10): far below half a quantum (sig < 2^53)
+  } else {
+    n = sig >> shift;
+    const uint64_t rem = sig & ((uint64_t(1) << shift) - 1);
+    const uint64_t half = uint64_t(1) << (shift - 1);
+    if (rem > half || (rem == half && (n & 1))) ++n;
+  }
+  if (n >> (mant_bits + 1)) {  // rounding carried into a new binade
+    n >>= 1;
+    ++q;
+  }
+  if (n >> mant_bits) {  // normal
+    const int64_t biased = int64_t(q) + mant_bits + bias;
+    if (biased >= int64_t(exp_all)) return inf;
+    return sign | (uint64_t(biased) << mant_bits) | (n & mant_all);
+  }
+  return sign | n;  // subnormal or zero (q == emin - mant_bits here)
+}
+
+double add_round_to_odd(double a, double b) {
+  const double s = a + b;
+  if (!std::isfinite(s)) return s;
+  // TwoSum: s + err == a + b exactly (no overflow here since s is finite).
+  const double bb = s - a;
+  const double err = (a - (s - bb)) + (b - bb);
+  if (err == 0) return s;
+  uint64_t bits = std::bit_cast<uint64_t>(s);
+  // Truncate toward zero: when |s| overshot the exact sum step one ulp back.
+  if ((err < 0) != (s < 0)) --bits;
+  // s and err have opposite signs exactly when |s| > |exact|; s is never 0 here.
+  return std::bit_cast<double>(bits | 1);
+}
+
+}  // namespace tmakit::model

@@ -1,0 +1,403 @@
+// Records the driver's verdict on random tensor-map arguments (§1.3, §1.4, H17).
+// About half of the sets are valid; each other set breaks exactly one rule, named
+// in "intended_rule". Every set is encoded by the driver (through tmakit::gpu::encode)
+// and written as one JSON line: the map in the scenario `tensor_maps` form plus
+// "driver" (the CUresult name) and "intended_rule".
+// Usage: record_driver_verdicts OUT.jsonl [COUNT] [SEED]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+
+#include "map_json.hpp"
+#include "tmakit/gpu/encode.hpp"
+
+using namespace tmakit;
+using tensor_map::DataType;
+using tensor_map::Encode;
+using tensor_map::Interleave;
+using tensor_map::L2Promotion;
+using tensor_map::OobFill;
+using tensor_map::Swizzle;
+using tensor_map::TensorMap;
+using gpu_tools::elem_bytes;
+using gpu_tools::is_float_type;
+
+namespace {
+
+constexpr uint64_t kMaxBoxBytes = 233472;  // H17: one instruction delivers at most 228 KiB
+constexpr uint64_t kTwo32 = 1ull << 32;    // §1.3 globalDim upper bound (inclusive)
+constexpr uint64_t kTwo40 = 1ull << 40;    // §1.3 stride upper bound (exclusive)
+
+std::mt19937_64 rng;
+uint64_t base_address = 0;  // a real device allocation, 1024-aligned
+
+uint64_t urand(uint64_t lo, uint64_t hi) { return std::uniform_int_distribution<uint64_t>(lo, hi)(rng); }
+int irand(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+bool chance(double p) { return std::bernoulli_distribution(p)(rng); }
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+int span_of(Swizzle s) {
+  switch (s) {
+    case Swizzle::b32: return 32;
+    case Swizzle::b64: return 64;
+    case Swizzle::none: return 0;
+    default: return 128;
+  }
+}
+
+uint64_t box_bytes(const TensorMap& m) {
+  if (m.encode == Encode::im2col) return uint64_t(m.channels_per_pixel) * m.pixels_per_column * elem_bytes(m.data_type);
+  uint64_t n = elem_bytes(m.data_type);
+  for (int i = 0; i < m.rank; ++i) n *= (m.box[i] + m.element_strides[i] - 1) / m.element_strides[i];
+  return n;
+}
+
+// Global dims and strides: strides include random padding, multiples of `align`;
+// occasionally the H17 oddities (stride 0, non-monotonic) and 2^32 extents.
+void random_extents(TensorMap& m, uint64_t align) {
+  const int eb = elem_bytes(m.data_type);
+  for (int i = 0; i < m.rank; ++i) {
+    int kind = irand(0, 9);
+    if (kind == 0) m.dims[i] = urand(1, 8);                          // often smaller than the box (H5)
+    else if (kind == 1) m.dims[i] = chance(0.5) ? kTwo32 : urand(kTwo32 - 1000, kTwo32);  // upper bound
+    else m.dims[i] = urand(1, 1u << irand(4, 20));
+  }
+  uint64_t prev = round_up(m.dims[0] * eb, align);
+  for (int i = 0; i + 1 < m.rank; ++i) {
+    uint64_t s = prev + align * urand(0, 4);
+    int odd = irand(0, 19);
+    if (odd == 0) s = 0;                                  // H17: stride 0 accepted
+    else if (odd == 1) s = align * urand(1, 64);          // overlapping / non-monotonic
+    if (s >= kTwo40) s = align * urand(1, (kTwo40 - 1) / align);
+    m.strides[i] = s;
+    prev = std::max<uint64_t>(s, 1) * m.dims[i + 1];
+    if (prev >= kTwo40) prev = align;  // keep later strides representable
+    prev = round_up(prev, align);
+  }
+}
+
+// Shrinks outer box dims until the map fits the 233,472-byte limit.
+void fit_box_limit(TensorMap& m) {
+  for (int guard = 0; box_bytes(m) > kMaxBoxBytes && guard < 10000; ++guard) {
+    int i = m.rank > 1 ? irand(1, m.rank - 1) : 0;
+    if (m.box[i] > 1) m.box[i] = std::max<uint32_t>(1, m.box[i] / 2);
+  }
+}
+
+TensorMap valid_tiled() {
+  TensorMap m;
+  m.encode = Encode::tiled;
+  m.data_type = static_cast<DataType>(irand(0, 12));
+  const int eb = elem_bytes(m.data_type);
+  m.interleave = chance(0.15) ? static_cast<Interleave>(irand(1, 2)) : Interleave::none;
+  m.rank = m.interleave == Interleave::none ? irand(1, 5) : irand(3, 5);
+  if (m.interleave == Interleave::b32) m.swizzle = Swizzle::b32;  // §1.3: interleave 32B forces swizzle 32B
+  else m.swizzle = static_cast<Swizzle>(irand(0, 3));
+  const uint64_t align = m.interleave == Interleave::b32 ? 32 : 16;
+  // Inner box: a multiple of 16 bytes, within the swizzle span (§1.3).
+  int max_bytes = 256 * eb;
+  if (m.interleave != Interleave::none) max_bytes = m.interleave == Interleave::b32 ? 32 : 16;
+  else if (m.swizzle != Swizzle::none) max_bytes = span_of(m.swizzle);
+  int chunks = irand(1, max_bytes / 16);
+  m.box[0] = uint32_t(chunks * 16 / eb);
+  for (int i = 1; i < m.rank; ++i) m.box[i] = chance(0.2) ? 256 : irand(1, chance(0.5) ? 16 : 256);
+  for (int i = 0; i < m.rank; ++i) m.element_strides[i] = chance(0.6) ? 1 : irand(1, 8);
+  fit_box_limit(m);
+  random_extents(m, align);
+  m.global_address = base_address + align * urand(0, 64);
+  m.l2_promotion = static_cast<L2Promotion>(irand(0, 3));
+  m.oob_fill = is_float_type(m.data_type) && chance(0.4) ? OobFill::nan_request_zero_fma : OobFill::zero;
+  return m;
+}
+
+// The box limit exactly (valid) or just over it (invalid): uint8 {256, 228, 4}
+// is 233,472 bytes; {16, 139, 105} is 233,520 (the two values H17 quotes).
+TensorMap limit_case(bool over) {
+  TensorMap m;
+  m.data_type = DataType::uint8;
+  m.rank = 3;
+  if (over) m.box = {16, 139, 105, 1, 1};
+  else m.box = {256, 228, 4, 1, 1};
+  m.dims = {4096, 1024, 1024, 1, 1};
+  m.strides = {4096, 4096ull * 1024, 0, 0};
+  m.global_address = base_address;
+  return m;
+}
+
+TensorMap valid_im2col() {
+  TensorMap m;
+  m.encode = Encode::im2col;
+  m.data_type = static_cast<DataType>(irand(0, 12));
+  const int eb = elem_bytes(m.data_type);
+  m.rank = irand(3, 5);
+  m.swizzle = static_cast<Swizzle>(irand(0, 3));
+  int max_bytes = m.swizzle == Swizzle::none ? 256 * eb : span_of(m.swizzle);
+  m.channels_per_pixel = uint32_t(irand(1, max_bytes / 16) * 16 / eb);
+  m.pixels_per_column = chance(0.1) ? 1 : irand(1, 1024);
+  while (box_bytes(m) > kMaxBoxBytes) m.pixels_per_column /= 2;
+  for (int i = 0; i < m.rank; ++i) m.element_strides[i] = chance(0.6) ? 1 : irand(1, 8);
+  random_extents(m, 16);
+  // Corners: 16 bits shared by the spatial dims (§1.4); keep the box non-empty.
+  const int lim = m.rank == 3 ? 32768 : (m.rank == 4 ? 128 : 16);
+  for (int s = 0; s + 2 < m.rank; ++s) {
+    uint64_t X = m.dims[s + 1];
+    int lo, hi;
+    do {
+      lo = irand(-lim, lim - 1);
+      hi = irand(-lim, lim - 1);
+      if (chance(0.5)) { lo = irand(-std::min(lim, 3), 0); hi = irand(-std::min(lim, 3), std::min(lim - 1, 3)); }
+    } while (int64_t(X) - 1 + hi < lo);
+    m.pixel_box_lower[s] = lo;
+    m.pixel_box_upper[s] = hi;
+  }
+  m.global_address = base_address + 16 * urand(0, 64);
+  m.l2_promotion = static_cast<L2Promotion>(irand(0, 3));
+  m.oob_fill = is_float_type(m.data_type) && chance(0.4) ? OobFill::nan_request_zero_fma : OobFill::zero;
+  return m;
+}
+
+// Breaks exactly one rule of a valid map; returns the rule's name, or "" when this
+// rule does not apply to the map (the caller draws again).
+std::string break_one(TensorMap& m, int rule) {
+  const bool tiled = m.encode == Encode::tiled;
+  const int eb = elem_bytes(m.data_type);
+  const bool il = m.interleave != Interleave::none;
+  switch (rule) {
+    case 0:  // §1.3 tensorRank 1..5 (3..5 for im2col and interleave)
+      if (tiled && !il) { m.rank = 0; return "rank"; }
+      if (tiled && il) { m.rank = irand(1, 2); return "rank-interleave"; }
+      m.rank = irand(1, 2);
+      return "im2col-rank";
+    case 1: {  // globalAddress multiple of 16 (32 with interleave 32B)
+      if (m.interleave == Interleave::b32 && chance(0.5)) { m.global_address = base_address + 32 * urand(0, 8) + 16; return "address-align-32"; }
+      m.global_address = base_address + 16 * urand(0, 8) + urand(1, 15);
+      return "address-align";
+    }
+    case 2: {  // globalDim in [1, 2^32]
+      int i = irand(0, m.rank - 1);
+      m.dims[i] = chance(0.5) ? 0 : kTwo32 + urand(1, 1000);
+      if (i > 0 && m.dims[i] > kTwo32) return "";  // may make the next stride meaningless; keep simple
+      return "dims-range";
+    }
+    case 3: {  // strides multiple of 16 (32 with interleave 32B)
+      if (m.rank < 2) return "";
+      int i = irand(0, m.rank - 2);
+      if (m.interleave == Interleave::b32 && chance(0.5)) { m.strides[i] = round_up(m.strides[i], 32) + 16; return "stride-align-32"; }
+      m.strides[i] = (m.strides[i] & ~15ull) + urand(1, 15);
+      if (m.strides[i] >= kTwo40) m.strides[i] -= 16;
+      return "stride-align";
+    }
+    case 4: {  // strides < 2^40
+      if (m.rank < 2) return "";
+      int i = irand(0, m.rank - 2);
+      m.strides[i] = kTwo40 + 32 * urand(0, 1000);
+      return "stride-range";
+    }
+    case 5: {  // boxDim in [1, 256]
+      if (!tiled) return "";
+      if (m.rank > 1 && chance(0.6)) {
+        int i = irand(1, m.rank - 1);
+        if (chance(0.5)) { m.box[i] = 0; return "box-range"; }
+        m.box[i] = irand(257, 1024);
+        for (int k = 1; k < m.rank; ++k) if (k != i) m.box[k] = 1;
+        m.box[0] = 16 / eb;  // keep the byte limit and span rules satisfied
+        if (box_bytes(m) > kMaxBoxBytes) return "";
+        return "box-range";
+      }
+      if (il) return "";
+      if (chance(0.5)) { m.box[0] = 0; return "box-range"; }
+      m.box[0] = uint32_t(round_up(257 * eb, 16) / eb + 16 * irand(0, 4));  // inner bytes stay a multiple of 16
+      m.swizzle = Swizzle::none;
+      for (int k = 1; k < m.rank; ++k) m.box[k] = 1;
+      return "box-range";
+    }
+    case 6: {  // interleave NONE: boxDim[0] × elemBytes a multiple of 16
+      if (!tiled || il) return "";
+      int max_bytes = m.swizzle == Swizzle::none ? 256 * eb : span_of(m.swizzle);
+      uint32_t b;
+      do b = uint32_t(irand(1, max_bytes / eb)); while ((b * eb) % 16 == 0);
+      m.box[0] = b;
+      return "box-inner-bytes";
+    }
+    case 7: {  // elementStrides in [1, 8]
+      int i = irand(0, m.rank - 1);
+      m.element_strides[i] = chance(0.4) ? 0 : irand(9, 64);
+      if (box_bytes(m) > kMaxBoxBytes) return "";
+      return i == 0 ? "element-stride-range-dim0" : "element-stride-range";
+    }
+    case 8:  // interleave 32B requires swizzle 32B
+      if (!tiled || m.interleave != Interleave::b32) return "";
+      m.swizzle = chance(0.5) ? Swizzle::none : static_cast<Swizzle>(irand(2, 3));
+      return "interleave-32b-swizzle";
+    case 9: {  // interleave NONE and swizzle: inner box bytes <= span
+      if (il) return "";
+      Swizzle s = static_cast<Swizzle>(irand(1, 3));
+      int span = span_of(s);
+      int inner = tiled ? int(m.box[0]) * eb : int(m.channels_per_pixel) * eb;
+      if (inner <= span) {
+        int max_el = 256;
+        int want = span + 16 * irand(1, 8);
+        if (want / eb > max_el) return "";
+        if (tiled) { m.box[0] = want / eb; fit_box_limit(m); }
+        else { m.channels_per_pixel = want / eb; while (box_bytes(m) > kMaxBoxBytes) m.pixels_per_column /= 2; }
+      }
+      m.swizzle = s;
+      if (box_bytes(m) > kMaxBoxBytes || (tiled ? m.box[0] * eb : m.channels_per_pixel * eb) <= uint32_t(span)) return "";
+      return "swizzle-span";
+    }
+    case 10:  // NaN fill only for float types
+      if (is_float_type(m.data_type)) {
+        m.data_type = static_cast<DataType>(irand(0, 5));
+        int neb = elem_bytes(m.data_type);
+        if (neb != eb) return "";  // keep every byte rule unchanged
+      }
+      m.oob_fill = OobFill::nan_request_zero_fma;
+      return "oob-nan-non-float";
+    case 11: {  // packed types: refused on compute capability 9.0 (H17)
+      if (!tiled) return "";
+      TensorMap p;
+      p.encode = Encode::tiled;
+      p.data_type = static_cast<DataType>(irand(13, 15));
+      p.rank = irand(1, 3);
+      p.dims = {128 * urand(1, 64), urand(1, 64), urand(1, 64), 1, 1};
+      const uint64_t row = p.data_type == DataType::u6_align16b ? p.dims[0] / 128 * 96 : p.dims[0] / 2;
+      p.strides = {round_up(row, 32), round_up(row, 32) * p.dims[1], 0, 0};
+      p.box = {128, uint32_t(irand(1, 8)), uint32_t(irand(1, 8)), 1, 1};
+      p.global_address = base_address + 32 * urand(0, 8);
+      p.swizzle = chance(0.5) ? Swizzle::none : Swizzle::b128;
+      m = p;
+      return "packed-type-sm90";
+    }
+    case 12: {  // 128B_ATOM_* swizzles: refused on compute capability 9.0 (H17)
+      if (il) return "";
+      int inner = tiled ? int(m.box[0]) * eb : int(m.channels_per_pixel) * eb;
+      if (inner > 128) return "";
+      m.swizzle = static_cast<Swizzle>(irand(4, 6));
+      return "swizzle-atom-sm90";
+    }
+    case 13: {  // H17: at most 233,472 bytes per instruction
+      if (tiled) {
+        if (il) return "";
+        for (int guard = 0; box_bytes(m) <= kMaxBoxBytes && guard < 64; ++guard) {
+          if (m.rank < 2) return "";
+          int i = irand(1, m.rank - 1);
+          m.box[i] = std::min<uint32_t>(256, m.box[i] * 2 + 1);
+          m.element_strides[i] = 1;
+        }
+        if (box_bytes(m) <= kMaxBoxBytes) return "";
+        return "box-bytes-limit";
+      }
+      m.pixels_per_column = 1024;
+      if (box_bytes(m) <= kMaxBoxBytes) {
+        m.channels_per_pixel = 256;
+        m.swizzle = Swizzle::none;
+      }
+      if (box_bytes(m) <= kMaxBoxBytes) return "";
+      return "im2col-box-bytes-limit";
+    }
+    case 14: {  // im2col corners within the 16-bit budget (§1.4)
+      if (tiled) return "";
+      const int lim = m.rank == 3 ? 32768 : (m.rank == 4 ? 128 : 16);
+      int s = irand(0, m.rank - 3);
+      if (chance(0.5)) m.pixel_box_lower[s] = chance(0.5) ? -lim - irand(1, 100) : lim + irand(0, 100);
+      else m.pixel_box_upper[s] = chance(0.5) ? -lim - irand(1, 100) : lim + irand(0, 100);
+      if (int64_t(m.dims[s + 1]) - 1 + m.pixel_box_upper[s] < m.pixel_box_lower[s]) return "";
+      return "im2col-corner-range";
+    }
+    case 15: {  // im2col box must be non-empty (H17)
+      if (tiled) return "";
+      const int lim = m.rank == 3 ? 32768 : (m.rank == 4 ? 128 : 16);
+      int s = irand(0, m.rank - 3);
+      int64_t X = int64_t(std::min<uint64_t>(m.dims[s + 1], 1000));
+      m.dims[s + 1] = uint64_t(X);
+      // lower > X - 1 + upper within the corner ranges
+      int hi = irand(-lim, lim - 1);
+      int64_t need = X - 1 + hi + 1;
+      if (need > lim - 1) return "";
+      int lo = int(std::max<int64_t>(need, -lim) + irand(0, 2));
+      if (lo > lim - 1) return "";
+      m.pixel_box_lower[s] = lo;
+      m.pixel_box_upper[s] = hi;
+      return "im2col-empty-box";
+    }
+    case 16:  // channelsPerPixel in [1, 256]
+      if (tiled) return "";
+      if (chance(0.5)) m.channels_per_pixel = 0;
+      else {
+        m.channels_per_pixel = uint32_t(round_up(257 * eb, 16) / eb + 16 * irand(0, 4));
+        m.swizzle = Swizzle::none;
+        m.pixels_per_column = 1;
+      }
+      return "im2col-channels-range";
+    case 17:  // pixelsPerColumn in [1, 1024]
+      if (tiled) return "";
+      if (chance(0.5)) m.pixels_per_column = 0;
+      else {
+        m.pixels_per_column = irand(1025, 4096);
+        m.channels_per_pixel = 16 / eb;
+        m.swizzle = Swizzle::none;
+        if (box_bytes(m) > kMaxBoxBytes) return "";
+      }
+      return "im2col-pixels-range";
+  }
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s OUT.jsonl [COUNT] [SEED]\n", argv[0]);
+    return 2;
+  }
+  const int count = argc > 2 ? std::atoi(argv[2]) : 2400;
+  rng.seed(argc > 3 ? std::strtoull(argv[3], nullptr, 0) : 20261122);
+  void* mem = nullptr;
+  if (cudaMalloc(&mem, 1 << 20) != cudaSuccess) {
+    std::fprintf(stderr, "cudaMalloc failed\n");
+    return 1;
+  }
+  base_address = round_up(reinterpret_cast<uint64_t>(mem), 1024);
+  std::ofstream out(argv[1]);
+  std::map<std::string, std::pair<int, int>> tally;  // rule -> (sets, refused)
+  int written = 0;
+  auto emit = [&](const TensorMap& m, const std::string& rule) {
+    alignas(64) CUtensorMap cm{};
+    CUresult r = gpu::encode(m, &cm);
+    nlohmann::json j = gpu_tools::map_json(m);
+    j["driver"] = gpu::result_name(r);
+    j["intended_rule"] = rule;
+    out << j.dump() << "\n";
+    auto& t = tally[rule];
+    t.first++;
+    t.second += r != CUDA_SUCCESS;
+    ++written;
+  };
+  emit(limit_case(false), "valid");
+  emit(limit_case(true), "box-bytes-limit");
+  while (written < count) {
+    const bool im2col = chance(0.3);
+    TensorMap m = im2col ? valid_im2col() : valid_tiled();
+    if (chance(0.5)) {
+      emit(m, "valid");
+      continue;
+    }
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      TensorMap t = m;
+      std::string rule = break_one(t, irand(0, 17));
+      if (!rule.empty()) {
+        emit(t, rule);
+        break;
+      }
+    }
+  }
+  std::printf("driver verdicts: %d sets written to %s\n%-28s %6s %8s\n", written, argv[1], "intended rule", "sets",
+              "refused");
+  for (auto& [rule, t] : tally) std::printf("%-28s %6d %8d\n", rule.c_str(), t.first, t.second);
+  return 0;
+}

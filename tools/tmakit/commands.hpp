@@ -1,0 +1,12 @@
+// Each subcommand of `tmakit` lives in a file of its own and registers itself here.
+// A command's callback stores its exit status: 0 ok, 1 diagnosed error, 2 unusable input.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace tmakit::cli {
+
+void add_map_command(CLI::App& app, int& status);   // map_command.cpp
+void add_run_command(CLI::App& app, int& status);   // run_command.cpp
+void add_docs_command(CLI::App& app, int& status);  // docs_command.cpp
+
+}  // namespace tmakit::cli

@@ -1,0 +1,24 @@
+// tmakit: the command-line front of the toolkit.
+#include <cstdio>
+#include <exception>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tmakit: the toolkit for the GPU's bulk-copy engine (TMA)"};
+  app.require_subcommand(1);
+  int status = 0;
+  tmakit::cli::add_map_command(app, status);
+  tmakit::cli::add_run_command(app, status);
+  tmakit::cli::add_docs_command(app, status);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tmakit: error: %s\n", e.what());
+    return 2;
+  }
+  return status;
+}
