@@ -39,6 +39,18 @@ class Cursor {
 bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '%' || c == '$'; }
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '%' || c == '$'; }
 
+// An identifier; a '-' between letters is taken as part of it, because the ISA's own
+// examples name an operand `cache-policy` (documented in docs/ptx.md).
+std::string_view take_identifier(Cursor& c, std::string_view text) {
+  size_t start = c.pos();
+  c.take_while(ident_char);
+  while (c.peek() == '-' && c.pos() + 1 < text.size() && std::isalpha(static_cast<unsigned char>(text[c.pos() + 1]))) {
+    c.eat('-');
+    c.take_while(ident_char);
+  }
+  return text.substr(start, c.pos() - start);
+}
+
 struct ParseError {
   std::string message;
   int column;
@@ -68,10 +80,10 @@ std::optional<int64_t> parse_integer(std::string_view t) {
 }
 
 // One term: identifier or integer.
-Expr parse_term(Cursor& c) {
+Expr parse_term(Cursor& c, std::string_view text) {
   c.skip_space();
   int col = c.column();
-  if (ident_start(c.peek())) return {std::string(c.take_while(ident_char)), 0};
+  if (ident_start(c.peek())) return {std::string(take_identifier(c, text)), 0};
   auto tok = c.take_while([](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '+'; });
   auto v = parse_integer(tok);
   if (!v) throw ParseError{"expected a symbol or an integer, got `" + std::string(tok) + "`", col};
@@ -79,14 +91,14 @@ Expr parse_term(Cursor& c) {
 }
 
 // sym, imm, sym+imm, sym-imm
-Expr parse_expr(Cursor& c) {
-  Expr e = parse_term(c);
+Expr parse_expr(Cursor& c, std::string_view text) {
+  Expr e = parse_term(c, text);
   c.skip_space();
   while (c.peek() == '+' || c.peek() == '-') {
     bool minus = c.peek() == '-';
     int col = c.column();
     c.eat(c.peek());
-    Expr rhs = parse_term(c);
+    Expr rhs = parse_term(c, text);
     if (!rhs.is_immediate()) throw ParseError{"only `symbol+integer` address arithmetic is supported", col};
     e.offset = minus ? e.offset - rhs.offset : e.offset + rhs.offset;
     c.skip_space();
@@ -94,25 +106,25 @@ Expr parse_expr(Cursor& c) {
   return e;
 }
 
-std::vector<Expr> parse_brace_list(Cursor& c) {
+std::vector<Expr> parse_brace_list(Cursor& c, std::string_view text) {
   std::vector<Expr> out;
   if (!c.eat('{')) throw ParseError{"expected `{`", c.column()};
   c.skip_space();
   if (c.eat('}')) return out;
   while (true) {
-    out.push_back(parse_expr(c));
+    out.push_back(parse_expr(c, text));
     if (c.eat('}')) return out;
     if (!c.eat(',')) throw ParseError{"expected `,` or `}` in a vector", c.column()};
   }
 }
 
-Operand parse_operand(Cursor& c) {
+Operand parse_operand(Cursor& c, std::string_view text) {
   c.skip_space();
   Operand op;
   op.column = c.column();
   if (c.peek() == '[') {
     c.eat('[');
-    op.expr = parse_expr(c);
+    op.expr = parse_expr(c, text);
     if (c.eat(',')) {
       op.kind = Operand::Kind::tensor;
       if (op.expr.is_immediate() || op.expr.offset != 0)
@@ -120,7 +132,7 @@ Operand parse_operand(Cursor& c) {
       op.map = op.expr.symbol;
       op.expr = {};
       c.skip_space();
-      op.elems = parse_brace_list(c);
+      op.elems = parse_brace_list(c, text);
     } else {
       op.kind = Operand::Kind::address;
     }
@@ -129,7 +141,7 @@ Operand parse_operand(Cursor& c) {
   }
   if (c.peek() == '{') {
     op.kind = Operand::Kind::vector;
-    op.elems = parse_brace_list(c);
+    op.elems = parse_brace_list(c, text);
     return op;
   }
   if (c.peek() == '_') {
@@ -142,7 +154,7 @@ Operand parse_operand(Cursor& c) {
     }
   }
   op.kind = Operand::Kind::value;
-  op.expr = parse_expr(c);
+  op.expr = parse_expr(c, text);
   return op;
 }
 
@@ -228,8 +240,8 @@ std::optional<Instruction> parse_instruction(std::string_view text, Diagnostics&
     c.skip_space();
     if (c.eat('@')) {
       Guard g;
-      g.negated = c.eat('!');
-      c.skip_space();
+      g.negated = c.peek() == '!';
+      if (g.negated) c.eat('!');
       int col = c.column();
       g.predicate = std::string(c.take_while(ident_char));
       if (g.predicate.empty()) throw ParseError{"expected a predicate after `@`", col};
@@ -248,7 +260,7 @@ std::optional<Instruction> parse_instruction(std::string_view text, Diagnostics&
     c.skip_space();
     if (c.peek() != ';') {
       while (true) {
-        inst.operands.push_back(parse_operand(c));
+        inst.operands.push_back(parse_operand(c, text));
         if (c.eat(',')) continue;
         break;
       }

@@ -1,0 +1,363 @@
+// Tiled-mode walk (§2.1-§2.3, §3): rows of the box, each split into its fill
+// parts and its in-bound part; the in-bound part of a row is contiguous in
+// global memory when E[0] = 1 and moves with one memcpy per swizzle granule.
+#include "tmakit/model/tile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <string>
+
+#include "tmakit/diag.hpp"
+#include "tmakit/model/numerics.hpp"
+#include "tmakit/model/reduce.hpp"
+#include "tmakit/model/swizzle.hpp"
+
+namespace tmakit::model {
+namespace {
+
+using tensor_map::DataType;
+using tensor_map::Encode;
+using tensor_map::Interleave;
+using tensor_map::OobFill;
+using tensor_map::Swizzle;
+using tensor_map::TensorMap;
+using u128 = unsigned __int128;
+
+constexpr uint32_t kMaxBox = 256;                     // boxDim[i] <= 256 (§1.3)
+constexpr uint32_t kMaxElementStride = 8;             // elementStrides[i] <= 8 (§1.3)
+constexpr uint32_t kMaxRowBytes = kMaxBox * 8;        // 256 elements of at most 8 bytes
+
+int element_size(DataType t) {
+  switch (t) {
+    case DataType::uint8: return 1;
+    case DataType::uint16:
+    case DataType::float16:
+    case DataType::bfloat16: return 2;
+    case DataType::uint32:
+    case DataType::int32:
+    case DataType::float32:
+    case DataType::float32_ftz:
+    case DataType::tfloat32:
+    case DataType::tfloat32_ftz: return 4;
+    case DataType::uint64:
+    case DataType::int64:
+    case DataType::float64: return 8;
+    default: return 0;  // packed types (§2.5, sm_100+): not walked by this model
+  }
+}
+
+// Fill sources indexed by row-relative byte offset. Rows start on element
+// boundaries and every fill run starts on one, so a 2-periodic pattern is in phase.
+const uint8_t* fill_bytes(OobFill fill, int elem_bytes) {
+  static const auto zeros = std::array<uint8_t, kMaxRowBytes>{};
+  static const auto nan = [] {
+    std::array<uint8_t, kMaxRowBytes> a{};
+    for (size_t i = 0; i < a.size(); ++i) a[i] = oob_nan_byte(2, int(i % 2));
+    return a;
+  }();
+  static const auto nan8 = [] {
+    std::array<uint8_t, kMaxRowBytes> a{};
+    a.fill(oob_nan_byte(1, 0));
+    return a;
+  }();
+  if (fill == OobFill::zero) return zeros.data();
+  return elem_bytes == 1 ? nan8.data() : nan.data();  // H4
+}
+
+struct Plan {
+  const char* what;
+  int rank, eb;
+  uint64_t global_address;
+  std::array<int64_t, 5> c{};
+  std::array<uint32_t, 5> n{}, e{};
+  std::array<uint64_t, 5> dims{}, stride{};
+  uint32_t row_bytes, pitch;
+  uint64_t rows;
+  Swizzle swz;
+  uint32_t granule;     // swizzle_granule_bytes (0 = no swizzle)
+  uint32_t k_lo, k_hi;  // k0 range whose g0 lies in [0, dims[0])
+};
+
+[[noreturn]] void unsupported(const char* what, const std::string& why) {
+  fail("model.map-unsupported", fmt::format("tile {}: {}", what, why));
+}
+
+Plan make_plan(const TensorMap& m, std::span<const int32_t> coords, size_t smem_size,
+               uint32_t offset, const char* what) {
+  Plan p{};
+  p.what = what;
+  if (m.encode != Encode::tiled) unsupported(what, "the map is not a tiled map (§2.1 item 8)");
+  if (m.rank < 1 || m.rank > tensor_map::kMaxRank)
+    unsupported(what, fmt::format("rank {} is outside 1..5 (§1.3)", m.rank));
+  if (coords.size() != size_t(m.rank))
+    fail("model.coord-count",
+         fmt::format("tile {}: {} coordinates for a rank-{} map (§2.1)", what, coords.size(), m.rank));
+  p.eb = element_size(m.data_type);
+  if (p.eb == 0)
+    unsupported(what, fmt::format("data type {} is a packed type (sm_100+, §2.5)", int(m.data_type)));
+  p.rank = m.rank;
+  p.global_address = m.global_address;
+  const bool interleaved = m.interleave != Interleave::none;
+  for (int i = 0; i < p.rank; ++i) {
+    if (m.box[i] < 1 || m.box[i] > kMaxBox)
+      unsupported(what, fmt::format("box[{}] = {} is outside 1..256 (§1.3)", i, m.box[i]));
+    const uint32_t es = m.element_strides[i];
+    if (es < 1 || es > kMaxElementStride)
+      unsupported(what, fmt::format("element_strides[{}] = {} is outside 1..8 (§1.3)", i, es));
+    // elementStrides[0] is ignored without interleave (§1.3, H16).
+    p.e[i] = (i == 0 && !interleaved) ? 1 : es;
+    p.n[i] = (m.box[i] + p.e[i] - 1) / p.e[i];  // §2.1 item 1
+    p.c[i] = coords[i];
+    p.dims[i] = m.dims[i];
+    p.stride[i] = i == 0 ? uint64_t(p.eb) : m.strides[i - 1];
+  }
+  p.swz = m.swizzle;
+  p.granule = swizzle_granule_bytes(m.swizzle);
+  p.row_bytes = p.n[0] * uint32_t(p.eb);
+  p.pitch = std::max(p.row_bytes, swizzle_span_bytes(m.swizzle));  // H2
+  p.rows = 1;
+  for (int i = 1; i < p.rank; ++i) p.rows *= p.n[i];
+
+  // The box must lie in the CTA's shared memory; a swizzle moves bytes only
+  // inside their 128-byte line (§3.1), so check to the end of the last line.
+  uint64_t end = uint64_t(offset) + (p.rows - 1) * p.pitch + p.row_bytes;
+  if (p.granule) end = (end + 127) / 128 * 128;
+  if (end > smem_size)
+    fail("model.shared-range",
+         fmt::format("tile {}: box at shared offset {} needs bytes up to {} ({} rows of pitch {}), "
+                     "shared memory has {}",
+                     what, offset, end, p.rows, p.pitch, smem_size));
+
+  // In-bound range of k0 (§2.1 items 2-3): 0 <= c0 + k0 * E0 < dims[0].
+  const int64_t c0 = p.c[0], e0 = p.e[0], d0 = int64_t(p.dims[0]);
+  const int64_t lo = c0 >= 0 ? 0 : (-c0 + e0 - 1) / e0;
+  const int64_t hi = c0 >= d0 ? 0 : (d0 - c0 + e0 - 1) / e0;
+  p.k_hi = uint32_t(std::min<int64_t>(hi, p.n[0]));
+  p.k_lo = uint32_t(std::min<int64_t>(lo, p.k_hi));
+  return p;
+}
+
+// Calls f(r, in_bounds, row_base, k) for every shared row r, where row_base is
+// the global address of g0 = 0 in that row (valid when the outer coordinates
+// are in bounds) and k the outer indices k1..k4.
+template <class F>
+void for_each_row(const Plan& p, F&& f) {
+  std::array<uint32_t, 5> k{};
+  for (uint64_t r = 0; r < p.rows; ++r) {
+    bool in = true;
+    u128 base = p.global_address;
+    for (int i = 1; i < p.rank && in; ++i) {
+      const int64_t g = p.c[i] + int64_t(k[i]) * p.e[i];
+      in = g >= 0 && uint64_t(g) < p.dims[i];
+      base += u128(uint64_t(g)) * p.stride[i];
+    }
+    f(r, in, base, k);
+    for (int i = 1; i < p.rank; ++i) {
+      if (++k[i] < p.n[i]) break;
+      k[i] = 0;
+    }
+  }
+}
+
+int64_t g0_of(const Plan& p, uint32_t k0) { return p.c[0] + int64_t(k0) * p.e[0]; }
+u128 element_address(const Plan& p, u128 base, uint32_t k0) {
+  return base + u128(uint64_t(g0_of(p, k0))) * uint64_t(p.eb);
+}
+
+// The allocation of the last hit is kept, so a box costs one search.
+template <class Mem, class Ptr>
+class GlobalWindow {
+ public:
+  explicit GlobalWindow(Mem& g) : g_(g) {}
+  // [addr, addr + n) when it lies inside one allocation, else nullptr.
+  Ptr get(u128 addr, uint64_t n) {
+    if (addr >= lo_ && addr + n <= hi_) return base_ + uint64_t(addr - lo_);
+    if (addr + n > u128(UINT64_MAX)) return nullptr;
+    for (const Allocation& a : g_.allocations()) {
+      const u128 lo = a.base, hi = lo + a.bytes.size();
+      if (a.bytes.empty() || addr < lo || addr + n > hi) continue;
+      lo_ = lo;
+      hi_ = hi;
+      base_ = g_.find(a.base, a.bytes.size());
+      return base_ + uint64_t(addr - lo);
+    }
+    return nullptr;
+  }
+  // End of the allocation of the last successful get().
+  u128 end() const { return hi_; }
+
+ private:
+  Mem& g_;
+  u128 lo_ = 1, hi_ = 0;
+  Ptr base_ = nullptr;
+};
+
+std::string hex(u128 a) {
+  if (a >> 64) return fmt::format("0x{:x}{:016x}", uint64_t(a >> 64), uint64_t(a));
+  return fmt::format("0x{:x}", uint64_t(a));
+}
+
+[[noreturn]] void global_fault(const Plan& p, const std::array<uint32_t, 5>& k, uint32_t k0, u128 addr) {
+  std::string coords = fmt::format("{}", g0_of(p, k0));
+  for (int i = 1; i < p.rank; ++i) coords += fmt::format(", {}", p.c[i] + int64_t(k[i]) * p.e[i]);
+  fail("model.global-fault",
+       fmt::format("tile {}: in-bound element ({}) at global address {} ({} bytes) is not inside "
+                   "any allocation (map global_address {})",
+                   p.what, coords, hex(addr), p.eb, hex(p.global_address)));
+}
+
+// Copy `len` bytes from src to row-relative bytes [rel, rel + len) of the shared
+// row starting at absolute offset `row`, swizzled (one memcpy per granule).
+inline void put(const Plan& p, uint8_t* smem, uint32_t row, uint32_t rel, const uint8_t* src, uint32_t len) {
+  uint32_t a = row + rel;
+  if (p.granule == 0) {
+    std::memcpy(smem + a, src, len);
+    return;
+  }
+  while (len) {
+    const uint32_t n = std::min(len, p.granule - (a & (p.granule - 1)));
+    uint8_t* d = smem + swizzle_address(p.swz, a);
+    if (n == 16)
+      std::memcpy(d, src, 16);  // the common case, inlined
+    else
+      std::memcpy(d, src, n);
+    a += n;
+    src += n;
+    len -= n;
+  }
+}
+
+// The reverse of put: shared row bytes [rel, rel + len) to dst.
+inline void take(const Plan& p, const uint8_t* smem, uint32_t row, uint32_t rel, uint8_t* dst, uint32_t len) {
+  uint32_t a = row + rel;
+  if (p.granule == 0) {
+    std::memcpy(dst, smem + a, len);
+    return;
+  }
+  while (len) {
+    const uint32_t n = std::min(len, p.granule - (a & (p.granule - 1)));
+    const uint8_t* s = smem + swizzle_address(p.swz, a);
+    if (n == 16)
+      std::memcpy(dst, s, 16);
+    else
+      std::memcpy(dst, s, n);
+    a += n;
+    dst += n;
+    len -= n;
+  }
+}
+
+// Store and reduce share the element set: the in-bound elements of each row plus
+// the H6 extension. apply(gdst, row, rel, len) moves shared row bytes
+// [rel, rel + len) onto global bytes gdst.
+template <class Apply>
+void write_box(const Plan& p, uint32_t src_offset, GlobalMemory& g, Apply&& apply) {
+  GlobalWindow<GlobalMemory, uint8_t*> win(g);
+  const uint32_t eb = uint32_t(p.eb);
+  if (p.k_lo >= p.k_hi) return;  // no row has an in-bound element
+  for_each_row(p, [&](uint64_t r, bool in, u128 base, const std::array<uint32_t, 5>& k) {
+    if (!in) return;
+    const uint32_t row = src_offset + uint32_t(r * p.pitch);
+    // H6: the 16-byte global chunk holding the last in-bound element's bytes is
+    // written whole.
+    const u128 last_end = element_address(p, base, p.k_hi - 1) + eb;
+    const u128 chunk_end = (last_end + 15) & ~u128(15);
+    if (p.e[0] == 1) {
+      const uint32_t len = (p.k_hi - p.k_lo) * eb;
+      if (uint8_t* dst = win.get(element_address(p, base, p.k_lo), len)) {
+        // Extension bytes exist only inside the same allocation.
+        const u128 limit = std::min(chunk_end, win.end());
+        const uint32_t ext = limit > last_end
+                                 ? std::min<uint32_t>(uint32_t((limit - last_end) / eb), p.n[0] - p.k_hi)
+                                 : 0;
+        apply(dst, row, p.k_lo * eb, len + ext * eb);
+        return;
+      }
+    }
+    // Element by element: strided dimension 0 (interleave), or a fault to name.
+    for (uint32_t k0 = p.k_lo; k0 < p.k_hi; ++k0) {
+      const u128 a = element_address(p, base, k0);
+      uint8_t* dst = win.get(a, eb);
+      if (!dst) global_fault(p, k, k0, a);
+      apply(dst, row, k0 * eb, eb);
+    }
+    for (uint32_t k0 = p.k_hi; k0 < p.n[0]; ++k0) {
+      const u128 a = element_address(p, base, k0);
+      if (a + eb > chunk_end) break;
+      uint8_t* dst = win.get(a, eb);
+      if (!dst) break;
+      apply(dst, row, k0 * eb, eb);
+    }
+  });
+}
+
+}  // namespace
+
+void tile_load(const TensorMap& map, std::span<const int32_t> coords, const GlobalMemory& g,
+               std::span<uint8_t> cta_smem, uint32_t dst_offset) {
+  const Plan p = make_plan(map, coords, cta_smem.size(), dst_offset, "load");
+  const uint8_t* fill = fill_bytes(map.oob_fill, p.eb);
+  // H3: TFLOAT32 maps round on load (FLOAT32_FTZ loads are plain copies).
+  const bool tf32 = map.data_type == DataType::tfloat32 || map.data_type == DataType::tfloat32_ftz;
+  const uint32_t eb = uint32_t(p.eb);
+  uint8_t* smem = cta_smem.data();
+  GlobalWindow<const GlobalMemory, const uint8_t*> win(g);
+
+  for_each_row(p, [&](uint64_t r, bool in, u128 base, const std::array<uint32_t, 5>& k) {
+    const uint32_t row = dst_offset + uint32_t(r * p.pitch);
+    if (!in || p.k_lo >= p.k_hi) {
+      put(p, smem, row, 0, fill, p.row_bytes);
+      return;
+    }
+    const uint32_t b_lo = p.k_lo * eb, b_hi = p.k_hi * eb;
+    if (b_lo) put(p, smem, row, 0, fill, b_lo);
+    const uint8_t* src = p.e[0] == 1 ? win.get(element_address(p, base, p.k_lo), b_hi - b_lo) : nullptr;
+    if (src) {
+      put(p, smem, row, b_lo, src, b_hi - b_lo);
+    } else {
+      for (uint32_t k0 = p.k_lo; k0 < p.k_hi; ++k0) {
+        const u128 a = element_address(p, base, k0);
+        const uint8_t* s = win.get(a, eb);
+        if (!s) global_fault(p, k, k0, a);
+        put(p, smem, row, k0 * eb, s, eb);
+      }
+    }
+    if (b_hi < p.row_bytes) put(p, smem, row, b_hi, fill, p.row_bytes - b_hi);
+    if (tf32) {
+      for (uint32_t k0 = p.k_lo; k0 < p.k_hi; ++k0) {
+        uint8_t* e = smem + swizzle_address(p.swz, row + k0 * 4);
+        uint32_t bits;
+        std::memcpy(&bits, e, 4);
+        bits = tf32_round(bits);
+        std::memcpy(e, &bits, 4);
+      }
+    }
+  });
+}
+
+void tile_store(const TensorMap& map, std::span<const int32_t> coords, std::span<const uint8_t> cta_smem,
+                uint32_t src_offset, GlobalMemory& g) {
+  const Plan p = make_plan(map, coords, cta_smem.size(), src_offset, "store");
+  const uint8_t* smem = cta_smem.data();
+  // H3: a plain copy for every type.
+  write_box(p, src_offset, g, [&](uint8_t* dst, uint32_t row, uint32_t rel, uint32_t len) {
+    take(p, smem, row, rel, dst, len);
+  });
+}
+
+void tile_reduce(const TensorMap& map, std::span<const int32_t> coords, spec::RedOp op,
+                 std::span<const uint8_t> cta_smem, uint32_t src_offset, GlobalMemory& g) {
+  const spec::RedType type = red_type_for_map(map.data_type);
+  const Plan p = make_plan(map, coords, cta_smem.size(), src_offset, "reduce");
+  const uint8_t* smem = cta_smem.data();
+  write_box(p, src_offset, g, [&](uint8_t* dst, uint32_t row, uint32_t rel, uint32_t len) {
+    uint8_t tmp[kMaxRowBytes];
+    take(p, smem, row, rel, tmp, len);
+    reduce_elements(op, type, dst, tmp, len / uint32_t(p.eb));
+  });
+}
+
+}  // namespace tmakit::model
