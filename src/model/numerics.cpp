@@ -18,21 +18,25 @@ uint64_t oob_nan_bits(int elem_bytes) {
   return v;
 }
 
-// Generic decoder of a 16-bit IEEE-layout value.
+// Decoder of a 16-bit IEEE-layout value, building the double's bits directly
+// (the reductions call it per element; no libm).
 static double decode16(uint16_t bits, int mant_bits) {
   const int exp_bits = 15 - mant_bits;
   const int bias = (1 << (exp_bits - 1)) - 1;
-  const bool neg = bits >> 15;
+  const uint64_t sign = uint64_t(bits >> 15) << 63;
   const int e = (bits >> mant_bits) & ((1 << exp_bits) - 1);
-  const uint32_t m = bits & ((1u << mant_bits) - 1);
-  double v;
-  if (e == (1 << exp_bits) - 1)
-    v = m ? std::nan("") : INFINITY;
-  else if (e == 0)
-    v = std::ldexp(double(m), 1 - bias - mant_bits);
-  else
-    v = std::ldexp(double(m | (1u << mant_bits)), e - bias - mant_bits);
-  return neg ? -v : v;
+  const uint64_t m = bits & ((1u << mant_bits) - 1);
+  uint64_t d;
+  if (e == (1 << exp_bits) - 1) {
+    d = (uint64_t(0x7FF) << 52) | (m << (52 - mant_bits));  // inf, or NaN (payload kept)
+  } else if (e == 0) {
+    // Subnormal: m * 2^(1 - bias - mant_bits), exact as a product of doubles.
+    const double scale = std::bit_cast<double>(uint64_t(1023 + 1 - bias - mant_bits) << 52);
+    return std::bit_cast<double>(sign | std::bit_cast<uint64_t>(double(m) * scale));
+  } else {
+    d = (uint64_t(e - bias + 1023) << 52) | (m << (52 - mant_bits));
+  }
+  return std::bit_cast<double>(sign | d);
 }
 
 double f16_to_double(uint16_t bits) { return decode16(bits, 10); }

@@ -78,6 +78,7 @@ struct Plan {
   uint64_t rows;
   Swizzle swz;
   uint32_t granule;     // swizzle_granule_bytes (0 = no swizzle)
+  uint32_t chunk_mask;  // §3.1 modes: a' = a ^ (((a >> 7) & chunk_mask) << 4); 0 otherwise
   uint32_t k_lo, k_hi;  // k0 range whose g0 lies in [0, dims[0])
 };
 
@@ -116,6 +117,7 @@ Plan make_plan(const TensorMap& m, std::span<const int32_t> coords, size_t smem_
   }
   p.swz = m.swizzle;
   p.granule = swizzle_granule_bytes(m.swizzle);
+  p.chunk_mask = m.swizzle == Swizzle::b32 ? 1 : m.swizzle == Swizzle::b64 ? 3 : m.swizzle == Swizzle::b128 ? 7 : 0;
   p.row_bytes = p.n[0] * uint32_t(p.eb);
   p.pitch = std::max(p.row_bytes, swizzle_span_bytes(m.swizzle));  // H2
   p.rows = 1;
@@ -142,23 +144,49 @@ Plan make_plan(const TensorMap& m, std::span<const int32_t> coords, size_t smem_
 
 // Calls f(r, in_bounds, row_base, k) for every shared row r, where row_base is
 // the global address of g0 = 0 in that row (valid when the outer coordinates
-// are in bounds) and k the outer indices k1..k4.
-template <class F>
-void for_each_row(const Plan& p, F&& f) {
+// are in bounds) and k the outer indices k1..k4. Rows go in batches, and
+// pre(base) runs on every in-bound row of the next batch before f runs on the
+// current one, so the caller's prefetches have a batch of time to land.
+struct Row {
+  u128 base;
+  std::array<uint32_t, 5> k;
+  bool in;
+};
+
+template <class Pre, class F>
+void for_each_row(const Plan& p, Pre&& pre, F&& f) {
+  constexpr uint64_t kBatch = 16;
+  std::array<std::array<Row, kBatch>, 2> batches;
   std::array<uint32_t, 5> k{};
-  for (uint64_t r = 0; r < p.rows; ++r) {
-    bool in = true;
-    u128 base = p.global_address;
-    for (int i = 1; i < p.rank && in; ++i) {
-      const int64_t g = p.c[i] + int64_t(k[i]) * p.e[i];
-      in = g >= 0 && uint64_t(g) < p.dims[i];
-      base += u128(uint64_t(g)) * p.stride[i];
+  uint64_t next = 0;  // first row not yet described
+  // Describe (and prefetch) rows [next, next + kBatch) into `b`; returns the count.
+  auto describe = [&](std::array<Row, kBatch>& b) {
+    const uint64_t count = std::min(kBatch, p.rows - next);
+    for (uint64_t j = 0; j < count; ++j) {
+      Row& row = b[j];
+      row.in = true;
+      row.base = p.global_address;
+      row.k = k;
+      for (int i = 1; i < p.rank && row.in; ++i) {
+        const int64_t g = p.c[i] + int64_t(k[i]) * p.e[i];
+        row.in = g >= 0 && uint64_t(g) < p.dims[i];
+        row.base += u128(uint64_t(g)) * p.stride[i];
+      }
+      if (row.in) pre(row.base);
+      for (int i = 1; i < p.rank; ++i) {
+        if (++k[i] < p.n[i]) break;
+        k[i] = 0;
+      }
     }
-    f(r, in, base, k);
-    for (int i = 1; i < p.rank; ++i) {
-      if (++k[i] < p.n[i]) break;
-      k[i] = 0;
-    }
+    next += count;
+    return count;
+  };
+  uint64_t count = describe(batches[0]);
+  for (uint64_t r0 = 0, cur = 0; count; cur ^= 1) {
+    const uint64_t ahead = next < p.rows ? describe(batches[cur ^ 1]) : 0;
+    for (uint64_t j = 0; j < count; ++j) f(r0 + j, batches[cur][j].in, batches[cur][j].base, batches[cur][j].k);
+    r0 += count;
+    count = ahead;
   }
 }
 
@@ -195,6 +223,24 @@ class GlobalWindow {
   Ptr base_ = nullptr;
 };
 
+// Prefetch the in-bound part of a row (§2.1: k0 in [k_lo, k_hi)) when it is
+// contiguous; only a hint, so a row outside every allocation is skipped here
+// and reported by the copy itself.
+template <class Window>
+void prefetch_row(const Plan& p, Window& win, u128 base, bool for_write) {
+  if (p.e[0] != 1 || p.k_lo >= p.k_hi) return;
+  const uint32_t len = (p.k_hi - p.k_lo) * uint32_t(p.eb);
+  const uint8_t* a = win.get(base + u128(uint64_t(p.c[0] + p.k_lo)) * uint64_t(p.eb), len);
+  if (!a) return;
+  for (uint32_t i = 0; i < len; i += 64) {
+    if (for_write)
+      __builtin_prefetch(a + i, 1);
+    else
+      __builtin_prefetch(a + i, 0);
+  }
+  __builtin_prefetch(a + len - 1, for_write ? 1 : 0);
+}
+
 std::string hex(u128 a) {
   if (a >> 64) return fmt::format("0x{:x}{:016x}", uint64_t(a >> 64), uint64_t(a));
   return fmt::format("0x{:x}", uint64_t(a));
@@ -217,13 +263,13 @@ inline void put(const Plan& p, uint8_t* smem, uint32_t row, uint32_t rel, const 
     std::memcpy(smem + a, src, len);
     return;
   }
+  if (p.chunk_mask && ((a | len) & 15) == 0) {  // whole 16-byte chunks (§3.1): the fast path
+    for (; len; len -= 16, a += 16, src += 16) std::memcpy(smem + (a ^ (((a >> 7) & p.chunk_mask) << 4)), src, 16);
+    return;
+  }
   while (len) {
     const uint32_t n = std::min(len, p.granule - (a & (p.granule - 1)));
-    uint8_t* d = smem + swizzle_address(p.swz, a);
-    if (n == 16)
-      std::memcpy(d, src, 16);  // the common case, inlined
-    else
-      std::memcpy(d, src, n);
+    std::memcpy(smem + swizzle_address(p.swz, a), src, n);
     a += n;
     src += n;
     len -= n;
@@ -237,13 +283,13 @@ inline void take(const Plan& p, const uint8_t* smem, uint32_t row, uint32_t rel,
     std::memcpy(dst, smem + a, len);
     return;
   }
+  if (p.chunk_mask && ((a | len) & 15) == 0) {
+    for (; len; len -= 16, a += 16, dst += 16) std::memcpy(dst, smem + (a ^ (((a >> 7) & p.chunk_mask) << 4)), 16);
+    return;
+  }
   while (len) {
     const uint32_t n = std::min(len, p.granule - (a & (p.granule - 1)));
-    const uint8_t* s = smem + swizzle_address(p.swz, a);
-    if (n == 16)
-      std::memcpy(dst, s, 16);
-    else
-      std::memcpy(dst, s, n);
+    std::memcpy(dst, smem + swizzle_address(p.swz, a), n);
     a += n;
     dst += n;
     len -= n;
@@ -258,7 +304,8 @@ void write_box(const Plan& p, uint32_t src_offset, GlobalMemory& g, Apply&& appl
   GlobalWindow<GlobalMemory, uint8_t*> win(g);
   const uint32_t eb = uint32_t(p.eb);
   if (p.k_lo >= p.k_hi) return;  // no row has an in-bound element
-  for_each_row(p, [&](uint64_t r, bool in, u128 base, const std::array<uint32_t, 5>& k) {
+  auto pre = [&](u128 base) { prefetch_row(p, win, base, true); };
+  for_each_row(p, pre, [&](uint64_t r, bool in, u128 base, const std::array<uint32_t, 5>& k) {
     if (!in) return;
     const uint32_t row = src_offset + uint32_t(r * p.pitch);
     // H6: the 16-byte global chunk holding the last in-bound element's bytes is
@@ -305,8 +352,8 @@ void tile_load(const TensorMap& map, std::span<const int32_t> coords, const Glob
   const uint32_t eb = uint32_t(p.eb);
   uint8_t* smem = cta_smem.data();
   GlobalWindow<const GlobalMemory, const uint8_t*> win(g);
-
-  for_each_row(p, [&](uint64_t r, bool in, u128 base, const std::array<uint32_t, 5>& k) {
+  auto pre = [&](u128 base) { prefetch_row(p, win, base, false); };
+  for_each_row(p, pre, [&](uint64_t r, bool in, u128 base, const std::array<uint32_t, 5>& k) {
     const uint32_t row = dst_offset + uint32_t(r * p.pitch);
     if (!in || p.k_lo >= p.k_hi) {
       put(p, smem, row, 0, fill, p.row_bytes);

@@ -1,1 +1,272 @@
-// placeholder: replaced by the scenario loader
+// JSON → Scenario, checking every field; nothing of the input is trusted.
+#include <fstream>
+#include <sstream>
+
+#include "tmakit/scenario/scenario.hpp"
+
+namespace tmakit::scenario {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& where, const std::string& message) {
+  throw InputError({Severity::error, "scenario.field", message, where});
+}
+
+void only_keys(const json& j, const std::string& where, std::initializer_list<const char*> keys) {
+  if (!j.is_object()) bad(where, "must be a JSON object");
+  for (const auto& [k, v] : j.items()) {
+    bool known = false;
+    for (const char* key : keys) known |= k == key;
+    if (!known) bad(where, "unknown key \"" + k + "\"");
+  }
+}
+
+uint64_t get_uint(const json& j, const std::string& where, uint64_t max = UINT64_MAX) {
+  if (!j.is_number_integer() || (j.is_number_integer() && !j.is_number_unsigned() && j.get<int64_t>() < 0))
+    bad(where, "must be a non-negative integer, got " + j.dump());
+  uint64_t v = j.get<uint64_t>();
+  if (v > max) bad(where, "must be at most " + std::to_string(max) + ", got " + std::to_string(v));
+  return v;
+}
+
+std::string get_string(const json& j, const std::string& where) {
+  if (!j.is_string()) bad(where, "must be a string, got " + j.dump());
+  return j.get<std::string>();
+}
+
+std::vector<uint8_t> read_file(const std::filesystem::path& p, const std::string& where) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) bad(where, "cannot read file " + p.string());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+Init parse_init(const json& j, const std::string& where, const std::filesystem::path& dir, std::optional<uint64_t> size) {
+  Init init;
+  if (!j.is_object() || j.size() != 1) bad(where, "must be one of {\"file\"}, {\"byte\"}, {\"hex\"}, {\"random\"}");
+  const auto& [key, v] = *j.items().begin();
+  if (key == "file") {
+    init.kind = Init::Kind::file;
+    init.bytes = read_file(dir / get_string(v, where + ".file"), where + ".file");
+    if (size && init.bytes.size() != *size)
+      bad(where + ".file", "the file holds " + std::to_string(init.bytes.size()) + " bytes, the region " + std::to_string(*size));
+  } else if (key == "byte") {
+    init.kind = Init::Kind::byte;
+    init.byte = static_cast<uint8_t>(get_uint(v, where + ".byte", 255));
+  } else if (key == "hex") {
+    init.kind = Init::Kind::hex;
+    std::string h = get_string(v, where + ".hex");
+    if (h.size() % 2) bad(where + ".hex", "has an odd number of digits");
+    for (size_t i = 0; i < h.size(); i += 2) {
+      auto nib = [&](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        bad(where + ".hex", std::string("not a hex digit: '") + c + "'");
+      };
+      init.bytes.push_back(static_cast<uint8_t>(nib(h[i]) * 16 + nib(h[i + 1])));
+    }
+    if (size && init.bytes.size() > *size)
+      bad(where + ".hex", std::to_string(init.bytes.size()) + " bytes do not fit the region of " + std::to_string(*size));
+  } else if (key == "random") {
+    init.kind = Init::Kind::random;
+    init.seed = get_uint(v, where + ".random");
+  } else {
+    bad(where, "unknown init kind \"" + key + "\"");
+  }
+  return init;
+}
+
+}  // namespace
+
+uint64_t splitmix64(uint64_t x) {
+  uint64_t z = x + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void Init::fill(std::span<uint8_t> out) const {
+  switch (kind) {
+    case Kind::zero: std::fill(out.begin(), out.end(), 0); break;
+    case Kind::byte: std::fill(out.begin(), out.end(), byte); break;
+    case Kind::file: case Kind::hex:
+      std::fill(out.begin(), out.end(), 0);
+      std::copy_n(bytes.begin(), std::min(bytes.size(), out.size()), out.begin());
+      break;
+    case Kind::random:
+      for (size_t i = 0; i < out.size(); i += 8) {
+        uint64_t r = splitmix64(seed + i / 8);
+        for (size_t b = 0; b < 8 && i + b < out.size(); ++b) out[i + b] = static_cast<uint8_t>(r >> (8 * b));
+      }
+      break;
+  }
+}
+
+Scenario from_json(const json& j, const std::filesystem::path& dir) {
+  Scenario s;
+  only_keys(j, "scenario", {"format", "target", "ptx_version", "cluster", "shared_bytes", "global", "shared_init",
+                            "tensor_maps", "symbols", "program", "outputs", "comment"});
+  if (!j.contains("format") || j["format"] != "tmakit-scenario/1")
+    bad("scenario.format", "must be \"tmakit-scenario/1\"");
+  if (j.contains("target")) {
+    auto t = spec::parse_target(get_string(j["target"], "scenario.target"));
+    if (!t) bad("scenario.target", "unknown target " + j["target"].dump());
+    s.target = *t;
+  }
+  if (j.contains("ptx_version")) {
+    auto v = spec::parse_ptx_version(get_string(j["ptx_version"], "scenario.ptx_version"));
+    if (!v) bad("scenario.ptx_version", "must look like \"8.7\", got " + j["ptx_version"].dump());
+    if (*v > spec::kNewestPtx) bad("scenario.ptx_version", "PTX ISA " + v->str() + " is newer than " + spec::kNewestPtx.str() + ", the newest tmakit knows");
+    s.ptx_version = *v;
+  }
+  if (j.contains("cluster")) {
+    only_keys(j["cluster"], "scenario.cluster", {"ctas"});
+    if (j["cluster"].contains("ctas")) s.ctas = static_cast<int>(get_uint(j["cluster"]["ctas"], "scenario.cluster.ctas", 16));
+    if (s.ctas < 1) bad("scenario.cluster.ctas", "must be 1 to 16");
+  }
+  if (j.contains("shared_bytes")) {
+    // 227 KiB: the most shared memory one CTA of an H100 can have.
+    s.shared_bytes = static_cast<uint32_t>(get_uint(j["shared_bytes"], "scenario.shared_bytes", 232448));
+    if (s.shared_bytes < 16) bad("scenario.shared_bytes", "must be at least 16");
+  }
+  if (j.contains("global")) {
+    if (!j["global"].is_object()) bad("scenario.global", "must be an object of allocations");
+    for (const auto& [name, a] : j["global"].items()) {
+      std::string w = "scenario.global." + name;
+      only_keys(a, w, {"bytes", "align", "init"});
+      GlobalAlloc g;
+      g.name = name;
+      if (!a.contains("bytes")) bad(w, "needs \"bytes\"");
+      g.bytes = get_uint(a["bytes"], w + ".bytes", 1ull << 32);  // 4 GiB: the model keeps memory on the host
+      if (a.contains("align")) {
+        g.align = get_uint(a["align"], w + ".align", 1ull << 20);
+        if (g.align == 0 || (g.align & (g.align - 1))) bad(w + ".align", "must be a power of two");
+      }
+      if (a.contains("init")) g.init = parse_init(a["init"], w + ".init", dir, g.bytes);
+      s.globals.push_back(std::move(g));
+    }
+  }
+  if (j.contains("shared_init")) {
+    if (!j["shared_init"].is_array()) bad("scenario.shared_init", "must be an array");
+    for (size_t i = 0; i < j["shared_init"].size(); ++i) {
+      const auto& e = j["shared_init"][i];
+      std::string w = "scenario.shared_init[" + std::to_string(i) + "]";
+      only_keys(e, w, {"cta", "offset", "bytes", "init"});
+      SharedInit si;
+      if (e.contains("cta")) si.cta = static_cast<int>(get_uint(e["cta"], w + ".cta", 15));
+      if (si.cta >= s.ctas) bad(w + ".cta", "CTA " + std::to_string(si.cta) + " is not in a cluster of " + std::to_string(s.ctas));
+      if (e.contains("offset")) si.offset = get_uint(e["offset"], w + ".offset", s.shared_bytes);
+      if (!e.contains("init")) bad(w, "needs \"init\"");
+      std::optional<uint64_t> size;
+      if (e.contains("bytes")) size = get_uint(e["bytes"], w + ".bytes", s.shared_bytes);
+      si.init = parse_init(e["init"], w + ".init", dir, size);
+      si.bytes = size ? *size : si.init.bytes.size();
+      if (!size && (si.init.kind == Init::Kind::byte || si.init.kind == Init::Kind::random))
+        bad(w, "needs \"bytes\" for a byte or random init");
+      if (si.offset + si.bytes > s.shared_bytes)
+        bad(w, "region [" + std::to_string(si.offset) + ", " + std::to_string(si.offset + si.bytes) +
+                   ") overflows shared_bytes " + std::to_string(s.shared_bytes));
+      s.shared_init.push_back(std::move(si));
+    }
+  }
+  if (j.contains("tensor_maps")) {
+    if (!j["tensor_maps"].is_object()) bad("scenario.tensor_maps", "must be an object of maps");
+    for (const auto& [name, m] : j["tensor_maps"].items()) {
+      try {
+        s.maps.emplace_back(name, tensor_map::map_from_json(m, "scenario.tensor_maps." + name));
+      } catch (const InputError&) {
+        throw;
+      } catch (const DiagnosticError& e) {
+        throw InputError(e.diagnostic());
+      }
+    }
+  }
+  if (j.contains("symbols")) {
+    if (!j["symbols"].is_object()) bad("scenario.symbols", "must be an object");
+    for (const auto& [name, v] : j["symbols"].items()) s.symbols.emplace_back(name, v);
+  }
+  if (!j.contains("program") || !j["program"].is_array()) bad("scenario.program", "must be an array of steps");
+  for (size_t i = 0; i < j["program"].size(); ++i) {
+    const auto& e = j["program"][i];
+    std::string w = "scenario.program[" + std::to_string(i) + "]";
+    Step st;
+    if (e.is_string()) {
+      st.ptx = e.get<std::string>();
+    } else {
+      only_keys(e, w, {"cta", "thread", "ptx"});
+      if (!e.contains("ptx")) bad(w, "needs \"ptx\"");
+      st.ptx = get_string(e["ptx"], w + ".ptx");
+      if (e.contains("cta")) st.cta = static_cast<int>(get_uint(e["cta"], w + ".cta", 15));
+      if (e.contains("thread")) st.thread = static_cast<int>(get_uint(e["thread"], w + ".thread", 1023));
+      if (st.cta >= s.ctas) bad(w + ".cta", "CTA " + std::to_string(st.cta) + " is not in a cluster of " + std::to_string(s.ctas));
+    }
+    s.program.push_back(std::move(st));
+  }
+  if (j.contains("outputs")) {
+    if (!j["outputs"].is_array()) bad("scenario.outputs", "must be an array");
+    for (size_t i = 0; i < j["outputs"].size(); ++i) {
+      const auto& e = j["outputs"][i];
+      std::string w = "scenario.outputs[" + std::to_string(i) + "]";
+      only_keys(e, w, {"name", "shared", "global"});
+      Output o;
+      if (!e.contains("name")) bad(w, "needs \"name\"");
+      o.name = get_string(e["name"], w + ".name");
+      if (o.name.empty() || o.name.find_first_of("/\\") != std::string::npos || o.name[0] == '.')
+        bad(w + ".name", "must be a plain file name, got \"" + o.name + "\"");
+      if (e.contains("shared") == e.contains("global")) bad(w, "needs exactly one of \"shared\" and \"global\"");
+      if (e.contains("shared")) {
+        const auto& r = e["shared"];
+        only_keys(r, w + ".shared", {"cta", "offset", "bytes"});
+        o.shared = true;
+        if (r.contains("cta")) o.cta = static_cast<int>(get_uint(r["cta"], w + ".shared.cta", 15));
+        if (o.cta >= s.ctas) bad(w + ".shared.cta", "CTA " + std::to_string(o.cta) + " is not in a cluster of " + std::to_string(s.ctas));
+        if (r.contains("offset")) o.offset = get_uint(r["offset"], w + ".shared.offset", s.shared_bytes);
+        if (!r.contains("bytes")) bad(w + ".shared", "needs \"bytes\"");
+        o.bytes = get_uint(r["bytes"], w + ".shared.bytes", s.shared_bytes);
+        if (o.offset + o.bytes > s.shared_bytes) bad(w + ".shared", "region overflows shared_bytes " + std::to_string(s.shared_bytes));
+      } else if (e["global"].is_string()) {
+        o.global = e["global"].get<std::string>();
+      } else {
+        const auto& r = e["global"];
+        only_keys(r, w + ".global", {"name", "offset", "bytes"});
+        if (!r.contains("name")) bad(w + ".global", "needs \"name\"");
+        o.global = get_string(r["name"], w + ".global.name");
+        if (r.contains("offset")) o.offset = get_uint(r["offset"], w + ".global.offset");
+        if (r.contains("bytes")) o.bytes = get_uint(r["bytes"], w + ".global.bytes");
+      }
+      if (!o.shared) {
+        const GlobalAlloc* a = nullptr;
+        for (const auto& g : s.globals)
+          if (g.name == o.global) a = &g;
+        if (!a) bad(w + ".global", "no global allocation named \"" + o.global + "\"");
+        if (o.bytes == 0 && o.offset == 0) o.bytes = a->bytes;
+        if (o.offset > a->bytes || o.bytes > a->bytes - o.offset) bad(w + ".global", "region overflows allocation " + o.global);
+      }
+      for (const auto& prev : s.outputs)
+        if (prev.name == o.name) bad(w + ".name", "output \"" + o.name + "\" is named twice");
+      s.outputs.push_back(std::move(o));
+    }
+  }
+  return s;
+}
+
+Scenario load_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError({Severity::error, "scenario.file", "cannot read " + file.string(), file.string()});
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    throw InputError({Severity::error, "scenario.json", std::string("malformed JSON: ") + e.what(), file.string()});
+  }
+  try {
+    return from_json(j, file.parent_path());
+  } catch (const InputError&) {
+    throw;
+  } catch (const json::exception& e) {
+    throw InputError({Severity::error, "scenario.json", e.what(), file.string()});
+  }
+}
+
+}  // namespace tmakit::scenario

@@ -3,6 +3,7 @@
 // "json.*" rule; value ranges are left to validate() so it can name the map rule.
 #include "tmakit/tensor_map/json.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
 #include <limits>

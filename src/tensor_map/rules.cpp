@@ -56,7 +56,7 @@ constexpr MapRule kRules[] = {
     {"map.store-inner-extent", "H6, §2.2", false, W,
      "inner extent not a multiple of 16 bytes: stores write the whole last 16-byte chunk"},
     {"map.stride-overlap", "§1.3, Q24, H17", false, W,
-     "strides let elements alias (accepted by the driver); stores write such bytes more than once"},
+     "strides may let coordinates alias (the driver accepts it); stores would write such bytes twice"},
     {"map.smem-alignment", "H15, §3.1", false, N,
      "box operand 128-byte aligned; swizzle phase 0 at 256/512/1024"},
 };
@@ -364,30 +364,32 @@ void Checker::advisories(int r) {
 }
 
 // Sorted by stride, each dimension must start past the whole extent of the ones
-// below it (stride[k] >= stride[k-1] × dims[k-1]); otherwise elements can alias.
+// below it (stride[k] >= stride[k-1] × dims[k-1], the first one past one element);
+// otherwise two coordinates can name the same bytes.
 void Checker::stride_overlap(int r) {
   if (r < 2 || m_.interleave != Interleave::none) return;
   struct Dim { uint64_t stride_bits, extent; int i; };
+  const uint64_t elem = static_cast<uint64_t>(bits_per_element(m_.data_type));
   std::vector<Dim> ds;
   for (int i = 0; i < r; ++i) {
     if (m_.dims[i] <= 1) continue;  // a dimension of one element cannot alias
-    uint64_t sb = i == 0 ? static_cast<uint64_t>(bits_per_element(m_.data_type)) : detail::mul_sat(m_.strides[i - 1], 8);
+    uint64_t sb = i == 0 ? elem : detail::mul_sat(m_.strides[i - 1], 8);
     ds.push_back({sb, m_.dims[i], i});
   }
   std::stable_sort(ds.begin(), ds.end(), [](const Dim& a, const Dim& b) { return a.stride_bits < b.stride_bits; });
-  for (size_t k = 1; k < ds.size(); ++k) {
-    const Dim& lo = ds[k - 1];
-    const Dim& hi = ds[k];
-    uint64_t span = detail::mul_sat(lo.stride_bits, lo.extent);
-    if (hi.stride_bits >= span) continue;
-    int which = hi.i == 0 ? lo.i : hi.i;  // name a stride field (dimension 0 has none)
-    add("map.stride-overlap",
-        fmt::format("dimension {} (stride {} bytes) starts inside the {} bytes that dimension {} spans ({} × {} bytes): "
-                    "elements alias; loads are fine, stores and reductions write such bytes more than once (Q24)",
-                    hi.i, detail::bytes_text(hi.stride_bits), detail::bytes_text(span), lo.i, lo.extent,
-                    detail::bytes_text(lo.stride_bits)),
-        idx("strides", which - 1));
-    return;  // one report is enough
+  uint64_t below = elem;  // bits spanned by the dimensions already passed
+  std::string below_text = fmt::format("one element ({} bytes)", detail::bytes_text(elem));
+  for (const Dim& d : ds) {
+    if (d.stride_bits < below) {
+      add("map.stride-overlap",
+          fmt::format("dimension {} has stride {} bytes, less than the {} bytes of {}: coordinates may alias; loads are "
+                      "fine, stores and reductions would write such bytes more than once (Q24)",
+                      d.i, detail::bytes_text(d.stride_bits), detail::bytes_text(below), below_text),
+          d.i == 0 ? std::string("dims[0]") : idx("strides", d.i - 1));
+      return;  // one report is enough
+    }
+    below = detail::mul_sat(d.stride_bits, d.extent);
+    below_text = fmt::format("dimension {} ({} × {} bytes)", d.i, d.extent, detail::bytes_text(d.stride_bits));
   }
 }
 

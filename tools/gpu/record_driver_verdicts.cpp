@@ -1,6 +1,6 @@
 // Records the driver's verdict on random tensor-map arguments (§1.3, §1.4, H17).
 // About half of the sets are valid; each other set breaks exactly one rule, named
-// in "intended_rule". Every set is encoded by the driver (through tmakit::gpu::encode)
+// in "intended_rule" by the validator's rule id (src/tensor_map/rules.cpp), "none" for valid sets. Every set is encoded by the driver (through tmakit::gpu::encode)
 // and written as one JSON line: the map in the scenario `tensor_maps` form plus
 // "driver" (the CUresult name) and "intended_rule".
 // Usage: record_driver_verdicts OUT.jsonl [COUNT] [SEED]
@@ -169,52 +169,52 @@ std::string break_one(TensorMap& m, int rule) {
   const bool il = m.interleave != Interleave::none;
   switch (rule) {
     case 0:  // §1.3 tensorRank 1..5 (3..5 for im2col and interleave)
-      if (tiled && !il) { m.rank = 0; return "rank"; }
-      if (tiled && il) { m.rank = irand(1, 2); return "rank-interleave"; }
+      if (tiled && !il) { m.rank = 0; return "map.rank-range"; }
+      if (tiled && il) { m.rank = irand(1, 2); return "map.interleave-rank"; }
       m.rank = irand(1, 2);
-      return "im2col-rank";
+      return "map.im2col-rank";
     case 1: {  // globalAddress multiple of 16 (32 with interleave 32B)
-      if (m.interleave == Interleave::b32 && chance(0.5)) { m.global_address = base_address + 32 * urand(0, 8) + 16; return "address-align-32"; }
+      if (m.interleave == Interleave::b32 && chance(0.5)) { m.global_address = base_address + 32 * urand(0, 8) + 16; return "map.global-address-align"; }
       m.global_address = base_address + 16 * urand(0, 8) + urand(1, 15);
-      return "address-align";
+      return "map.global-address-align";
     }
     case 2: {  // globalDim in [1, 2^32]
       int i = irand(0, m.rank - 1);
       m.dims[i] = chance(0.5) ? 0 : kTwo32 + urand(1, 1000);
       if (i > 0 && m.dims[i] > kTwo32) return "";  // may make the next stride meaningless; keep simple
-      return "dims-range";
+      return "map.global-dim-range";
     }
     case 3: {  // strides multiple of 16 (32 with interleave 32B)
       if (m.rank < 2) return "";
       int i = irand(0, m.rank - 2);
-      if (m.interleave == Interleave::b32 && chance(0.5)) { m.strides[i] = round_up(m.strides[i], 32) + 16; return "stride-align-32"; }
+      if (m.interleave == Interleave::b32 && chance(0.5)) { m.strides[i] = round_up(m.strides[i], 32) + 16; return "map.global-stride-align"; }
       m.strides[i] = (m.strides[i] & ~15ull) + urand(1, 15);
       if (m.strides[i] >= kTwo40) m.strides[i] -= 16;
-      return "stride-align";
+      return "map.global-stride-align";
     }
     case 4: {  // strides < 2^40
       if (m.rank < 2) return "";
       int i = irand(0, m.rank - 2);
       m.strides[i] = kTwo40 + 32 * urand(0, 1000);
-      return "stride-range";
+      return "map.global-stride-range";
     }
     case 5: {  // boxDim in [1, 256]
       if (!tiled) return "";
       if (m.rank > 1 && chance(0.6)) {
         int i = irand(1, m.rank - 1);
-        if (chance(0.5)) { m.box[i] = 0; return "box-range"; }
+        if (chance(0.5)) { m.box[i] = 0; return "map.box-dim-range"; }
         m.box[i] = irand(257, 1024);
         for (int k = 1; k < m.rank; ++k) if (k != i) m.box[k] = 1;
         m.box[0] = 16 / eb;  // keep the byte limit and span rules satisfied
         if (box_bytes(m) > kMaxBoxBytes) return "";
-        return "box-range";
+        return "map.box-dim-range";
       }
       if (il) return "";
-      if (chance(0.5)) { m.box[0] = 0; return "box-range"; }
+      if (chance(0.5)) { m.box[0] = 0; return "map.box-dim-range"; }
       m.box[0] = uint32_t(round_up(257 * eb, 16) / eb + 16 * irand(0, 4));  // inner bytes stay a multiple of 16
       m.swizzle = Swizzle::none;
       for (int k = 1; k < m.rank; ++k) m.box[k] = 1;
-      return "box-range";
+      return "map.box-dim-range";
     }
     case 6: {  // interleave NONE: boxDim[0] × elemBytes a multiple of 16
       if (!tiled || il) return "";
@@ -222,18 +222,18 @@ std::string break_one(TensorMap& m, int rule) {
       uint32_t b;
       do b = uint32_t(irand(1, max_bytes / eb)); while ((b * eb) % 16 == 0);
       m.box[0] = b;
-      return "box-inner-bytes";
+      return "map.box-inner-bytes";
     }
     case 7: {  // elementStrides in [1, 8]
       int i = irand(0, m.rank - 1);
       m.element_strides[i] = chance(0.4) ? 0 : irand(9, 64);
       if (box_bytes(m) > kMaxBoxBytes) return "";
-      return i == 0 ? "element-stride-range-dim0" : "element-stride-range";
+      return "map.element-stride-range";
     }
     case 8:  // interleave 32B requires swizzle 32B
       if (!tiled || m.interleave != Interleave::b32) return "";
       m.swizzle = chance(0.5) ? Swizzle::none : static_cast<Swizzle>(irand(2, 3));
-      return "interleave-32b-swizzle";
+      return "map.interleave-swizzle";
     case 9: {  // interleave NONE and swizzle: inner box bytes <= span
       if (il) return "";
       Swizzle s = static_cast<Swizzle>(irand(1, 3));
@@ -248,7 +248,7 @@ std::string break_one(TensorMap& m, int rule) {
       }
       m.swizzle = s;
       if (box_bytes(m) > kMaxBoxBytes || (tiled ? m.box[0] * eb : m.channels_per_pixel * eb) <= uint32_t(span)) return "";
-      return "swizzle-span";
+      return "map.swizzle-span";
     }
     case 10:  // NaN fill only for float types
       if (is_float_type(m.data_type)) {
@@ -257,7 +257,7 @@ std::string break_one(TensorMap& m, int rule) {
         if (neb != eb) return "";  // keep every byte rule unchanged
       }
       m.oob_fill = OobFill::nan_request_zero_fma;
-      return "oob-nan-non-float";
+      return "map.oob-nan-type";
     case 11: {  // packed types: refused on compute capability 9.0 (H17)
       if (!tiled) return "";
       TensorMap p;
@@ -271,14 +271,14 @@ std::string break_one(TensorMap& m, int rule) {
       p.global_address = base_address + 32 * urand(0, 8);
       p.swizzle = chance(0.5) ? Swizzle::none : Swizzle::b128;
       m = p;
-      return "packed-type-sm90";
+      return "map.packed-type-target";
     }
     case 12: {  // 128B_ATOM_* swizzles: refused on compute capability 9.0 (H17)
       if (il) return "";
       int inner = tiled ? int(m.box[0]) * eb : int(m.channels_per_pixel) * eb;
       if (inner > 128) return "";
       m.swizzle = static_cast<Swizzle>(irand(4, 6));
-      return "swizzle-atom-sm90";
+      return "map.atom-swizzle-target";
     }
     case 13: {  // H17: at most 233,472 bytes per instruction
       if (tiled) {
@@ -290,7 +290,7 @@ std::string break_one(TensorMap& m, int rule) {
           m.element_strides[i] = 1;
         }
         if (box_bytes(m) <= kMaxBoxBytes) return "";
-        return "box-bytes-limit";
+        return "map.box-bytes-limit";
       }
       m.pixels_per_column = 1024;
       if (box_bytes(m) <= kMaxBoxBytes) {
@@ -298,7 +298,7 @@ std::string break_one(TensorMap& m, int rule) {
         m.swizzle = Swizzle::none;
       }
       if (box_bytes(m) <= kMaxBoxBytes) return "";
-      return "im2col-box-bytes-limit";
+      return "map.box-bytes-limit";
     }
     case 14: {  // im2col corners within the 16-bit budget (§1.4)
       if (tiled) return "";
@@ -307,7 +307,7 @@ std::string break_one(TensorMap& m, int rule) {
       if (chance(0.5)) m.pixel_box_lower[s] = chance(0.5) ? -lim - irand(1, 100) : lim + irand(0, 100);
       else m.pixel_box_upper[s] = chance(0.5) ? -lim - irand(1, 100) : lim + irand(0, 100);
       if (int64_t(m.dims[s + 1]) - 1 + m.pixel_box_upper[s] < m.pixel_box_lower[s]) return "";
-      return "im2col-corner-range";
+      return "map.im2col-corner-range";
     }
     case 15: {  // im2col box must be non-empty (H17)
       if (tiled) return "";
@@ -323,7 +323,7 @@ std::string break_one(TensorMap& m, int rule) {
       if (lo > lim - 1) return "";
       m.pixel_box_lower[s] = lo;
       m.pixel_box_upper[s] = hi;
-      return "im2col-empty-box";
+      return "map.im2col-box-empty";
     }
     case 16:  // channelsPerPixel in [1, 256]
       if (tiled) return "";
@@ -333,7 +333,7 @@ std::string break_one(TensorMap& m, int rule) {
         m.swizzle = Swizzle::none;
         m.pixels_per_column = 1;
       }
-      return "im2col-channels-range";
+      return "map.im2col-channels";
     case 17:  // pixelsPerColumn in [1, 1024]
       if (tiled) return "";
       if (chance(0.5)) m.pixels_per_column = 0;
@@ -343,7 +343,7 @@ std::string break_one(TensorMap& m, int rule) {
         m.swizzle = Swizzle::none;
         if (box_bytes(m) > kMaxBoxBytes) return "";
       }
-      return "im2col-pixels-range";
+      return "map.im2col-pixels";
   }
   return "";
 }
@@ -358,7 +358,9 @@ int main(int argc, char** argv) {
   const int count = argc > 2 ? std::atoi(argv[2]) : 2400;
   rng.seed(argc > 3 ? std::strtoull(argv[3], nullptr, 0) : 20261122);
   void* mem = nullptr;
-  if (cudaMalloc(&mem, 1 << 20) != cudaSuccess) {
+  const bool dry = std::getenv("TMAKIT_DRY_RUN") != nullptr;  // no GPU: tests the generator only
+  if (dry) mem = reinterpret_cast<void*>(0x7f0000000000ull);
+  else if (cudaMalloc(&mem, 1 << 20) != cudaSuccess) {
     std::fprintf(stderr, "cudaMalloc failed\n");
     return 1;
   }
@@ -368,9 +370,9 @@ int main(int argc, char** argv) {
   int written = 0;
   auto emit = [&](const TensorMap& m, const std::string& rule) {
     alignas(64) CUtensorMap cm{};
-    CUresult r = gpu::encode(m, &cm);
+    CUresult r = dry ? CUDA_ERROR_NOT_SUPPORTED : gpu::encode(m, &cm);
     nlohmann::json j = gpu_tools::map_json(m);
-    j["driver"] = gpu::result_name(r);
+    j["driver"] = dry ? "DRY_RUN" : gpu::result_name(r);
     j["intended_rule"] = rule;
     out << j.dump() << "\n";
     auto& t = tally[rule];
@@ -378,13 +380,13 @@ int main(int argc, char** argv) {
     t.second += r != CUDA_SUCCESS;
     ++written;
   };
-  emit(limit_case(false), "valid");
-  emit(limit_case(true), "box-bytes-limit");
+  emit(limit_case(false), "none");
+  emit(limit_case(true), "map.box-bytes-limit");
   while (written < count) {
     const bool im2col = chance(0.3);
     TensorMap m = im2col ? valid_im2col() : valid_tiled();
     if (chance(0.5)) {
-      emit(m, "valid");
+      emit(m, "none");
       continue;
     }
     for (int attempt = 0; attempt < 20; ++attempt) {

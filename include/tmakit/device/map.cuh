@@ -20,7 +20,7 @@ struct MapHandle {
 
 }  // namespace tmakit::device
 
-#if !defined(__CUDA_ARCH__)
+// Host side (declared in both nvcc passes; only callable from host code).
 #include "tmakit/gpu/encode.hpp"
 #include "tmakit/tensor_map/tensor_map.hpp"
 
@@ -37,4 +37,3 @@ inline MapHandle make_map_handle(const tensor_map::TensorMap& m) {
 }
 
 }  // namespace tmakit::device
-#endif

@@ -1,0 +1,145 @@
+// Throughput of the model's tiled-mode walk (src/model/tile.cpp) on one core:
+// 2-D bf16 boxes of 64 x 64 with 128B swizzle walked over a 64 MiB tensor, for
+// loads, stores and add-reductions, next to plain memcpy of the same byte count
+// per iteration (the baseline; docs/benchmarks.md has the figures).
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <vector>
+
+#include "tmakit/model/memory.hpp"
+#include "tmakit/model/tile.hpp"
+
+namespace {
+
+using namespace tmakit;
+
+constexpr uint32_t kBox = 64;                       // 64 x 64 bf16: 128-byte rows, 8 KiB per box
+constexpr uint64_t kDim0 = 4096, kDim1 = 8192;      // 4096 x 8192 bf16 = 64 MiB
+constexpr uint64_t kRowBytes = kDim0 * 2;
+constexpr uint64_t kBoxBytes = kBox * kBox * 2;
+
+struct Fixture {
+  model::GlobalMemory g;
+  tensor_map::TensorMap map;
+  std::vector<uint8_t> smem = std::vector<uint8_t>(kBoxBytes);
+  uint8_t* tensor = nullptr;
+
+  Fixture() {
+    map.data_type = tensor_map::DataType::bfloat16;
+    map.rank = 2;
+    map.dims = {kDim0, kDim1};
+    map.strides = {kRowBytes};
+    map.box = {kBox, kBox};
+    map.swizzle = tensor_map::Swizzle::b128;
+    map.global_address = g.allocate("tensor", kRowBytes * kDim1, 1024);
+    auto& bytes = g.allocation("tensor")->bytes;
+    for (size_t i = 0; i < bytes.size(); i += 2) bytes[i] = uint8_t(i), bytes[i + 1] = 0x3F;  // finite bf16
+    tensor = bytes.data();
+    for (size_t i = 0; i < smem.size(); i += 2) smem[i] = uint8_t(i), smem[i + 1] = 0x3C;
+  }
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+// Box coordinates walking the tensor box by box, row of boxes by row of boxes.
+struct Walk {
+  int32_t x = 0, y = 0;
+  void next() {
+    x += kBox;
+    if (uint64_t(x) >= kDim0) {
+      x = 0;
+      y += kBox;
+      if (uint64_t(y) >= kDim1) y = 0;
+    }
+  }
+};
+
+void BM_TileLoad(benchmark::State& state) {
+  Fixture& f = fixture();
+  Walk w;
+  for (auto _ : state) {
+    const int32_t c[2] = {w.x, w.y};
+    model::tile_load(f.map, c, f.g, f.smem, 0);
+    benchmark::DoNotOptimize(f.smem.data());
+    w.next();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(kBoxBytes));
+}
+
+void BM_TileStore(benchmark::State& state) {
+  Fixture& f = fixture();
+  Walk w;
+  for (auto _ : state) {
+    const int32_t c[2] = {w.x, w.y};
+    model::tile_store(f.map, c, f.smem, 0, f.g);
+    benchmark::ClobberMemory();
+    w.next();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(kBoxBytes));
+}
+
+void BM_TileReduceAdd(benchmark::State& state) {
+  Fixture& f = fixture();
+  Walk w;
+  for (auto _ : state) {
+    const int32_t c[2] = {w.x, w.y};
+    model::tile_reduce(f.map, c, spec::RedOp::add, f.smem, 0, f.g);
+    benchmark::ClobberMemory();
+    w.next();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(kBoxBytes));
+}
+
+// Baseline: one contiguous memcpy of a box's byte count per iteration, walking
+// the whole tensor, global -> buffer.
+void BM_MemcpyLoad(benchmark::State& state) {
+  Fixture& f = fixture();
+  uint64_t off = 0;
+  for (auto _ : state) {
+    std::memcpy(f.smem.data(), f.tensor + off, kBoxBytes);
+    benchmark::DoNotOptimize(f.smem.data());
+    off = (off + kBoxBytes) % (kRowBytes * kDim1);
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(kBoxBytes));
+}
+
+// The same, buffer -> global.
+void BM_MemcpyStore(benchmark::State& state) {
+  Fixture& f = fixture();
+  uint64_t off = 0;
+  for (auto _ : state) {
+    std::memcpy(f.tensor + off, f.smem.data(), kBoxBytes);
+    benchmark::ClobberMemory();
+    off = (off + kBoxBytes) % (kRowBytes * kDim1);
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(kBoxBytes));
+}
+
+// memcpy of exactly the box's rows (64 pieces of 128 bytes at the box's
+// addresses, no swizzle): the cost of the access pattern alone.
+void BM_MemcpyBoxRows(benchmark::State& state) {
+  Fixture& f = fixture();
+  Walk w;
+  for (auto _ : state) {
+    const uint8_t* src = f.tensor + uint64_t(w.y) * kRowBytes + uint64_t(w.x) * 2;
+    for (uint32_t r = 0; r < kBox; ++r) std::memcpy(f.smem.data() + r * 128, src + r * kRowBytes, 128);
+    benchmark::DoNotOptimize(f.smem.data());
+    w.next();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(kBoxBytes));
+}
+
+BENCHMARK(BM_MemcpyLoad);
+BENCHMARK(BM_MemcpyBoxRows);
+BENCHMARK(BM_TileLoad);
+BENCHMARK(BM_MemcpyStore);
+BENCHMARK(BM_TileStore);
+BENCHMARK(BM_TileReduceAdd);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,95 @@
+// Scenario files (shared/spec/scenario-format.md): JSON ⇄ Scenario, and the
+// runner that executes one on the reference model.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tmakit/diag.hpp"
+#include "tmakit/spec/target.hpp"
+#include "tmakit/tensor_map/json.hpp"
+
+namespace tmakit::scenario {
+
+// Unusable input (malformed JSON, missing or mistyped fields): `tmakit run` exits 2.
+// Program errors (undefined behaviour, invalid maps, deadlocks) are plain DiagnosticErrors: exit 1.
+class InputError : public DiagnosticError {
+ public:
+  using DiagnosticError::DiagnosticError;
+};
+
+struct Init {
+  enum class Kind { zero, file, byte, hex, random } kind = Kind::zero;
+  std::vector<uint8_t> bytes;  // file and hex contents
+  uint8_t byte = 0;
+  uint64_t seed = 0;
+  // Fill `out` as the scenario format says (random: splitmix64 of SEED + i/8).
+  void fill(std::span<uint8_t> out) const;
+};
+
+struct GlobalAlloc {
+  std::string name;
+  uint64_t bytes = 0, align = 256;
+  Init init;
+};
+
+struct SharedInit {
+  int cta = 0;
+  uint64_t offset = 0, bytes = 0;
+  Init init;
+};
+
+struct Step {
+  std::string ptx;
+  int cta = 0, thread = 0;
+};
+
+struct Output {
+  std::string name;
+  bool shared = false;
+  int cta = 0;
+  std::string global;
+  uint64_t offset = 0, bytes = 0;  // global: bytes 0 = the whole allocation
+};
+
+struct Scenario {
+  spec::Target target{90, spec::Suffix::a};
+  spec::PtxVersion ptx_version = spec::kNewestPtx;
+  int ctas = 1;
+  uint32_t shared_bytes = 232448;
+  std::vector<GlobalAlloc> globals;
+  std::vector<SharedInit> shared_init;
+  std::vector<std::pair<std::string, tensor_map::MapSource>> maps;
+  std::vector<std::pair<std::string, nlohmann::json>> symbols;
+  std::vector<Step> program;
+  std::vector<Output> outputs;
+};
+
+uint64_t splitmix64(uint64_t x);
+
+// Throws InputError naming the field ("scenario.global.A.init: ...").
+Scenario from_json(const nlohmann::json& j, const std::filesystem::path& dir);
+Scenario load_file(const std::filesystem::path& file);
+
+struct RunOptions {
+  std::optional<uint64_t> seed;
+  std::function<void(const std::string&)> trace;
+  std::optional<spec::Target> target;
+  std::optional<spec::PtxVersion> ptx_version;
+};
+
+struct RunResult {
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
+  Diagnostics warnings;
+};
+
+// Runs on the reference model. Throws DiagnosticError for a program error.
+RunResult run(const Scenario& s, const RunOptions& opts = {});
+
+}  // namespace tmakit::scenario

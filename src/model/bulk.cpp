@@ -1,0 +1,168 @@
+// Non-tensor bulk copies and reductions (§7, §6.2): cp.async.bulk in its four
+// directions (with multicast and .cp_mask) and cp.reduce.async.bulk.
+#include <cstring>
+#include <memory>
+
+#include "tmakit/model/engine.hpp"
+#include "tmakit/model/reduce.hpp"
+
+namespace tmakit::model {
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// §7: size a multiple of 16, addresses 16-byte aligned (undefined otherwise).
+void check_bulk_alignment(int64_t size, uint64_t dst, uint64_t src, const std::string& where) {
+  if (size < 0 || size > 0xffffffffll) fail("bulk.size-range", "size " + std::to_string(size) + " is not a u32", where);
+  if (size % 16) fail("bulk.size-align", "cp.async.bulk size " + std::to_string(size) + " is not a multiple of 16 (§7)", where);
+  if (dst % 16) fail("bulk.address-align", "dstMem " + hex(dst) + " is not 16-byte aligned (§7)", where);
+  if (src % 16) fail("bulk.address-align", "srcMem " + hex(src) + " is not 16-byte aligned (§7)", where);
+}
+
+}  // namespace
+
+void Engine::bulk_copy(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
+  const std::string_view id = inst.form().id;
+  const int64_t size = integer(*inst.operand("size"), "size", where);
+  Op op;
+  op.desc = where + " " + spec::canonical_mnemonic(inst.sel);
+  const uint64_t n = static_cast<uint64_t>(size);
+
+  if (id == "bulk.global.shared::cta") {  // shared::cta -> global, bulk_group
+    uint32_t src = shared_cta_address(*inst.operand("srcMem"), cta, "srcMem", where);
+    uint64_t dst = global_address(*inst.operand("dstMem"), "dstMem", where);
+    check_bulk_alignment(size, dst, src, where);
+    check_shared_range(cta, src, n, "srcMem", where);
+    if (!global_.find(dst, n))
+      fail("bulk.global-range", "dstMem range [" + hex(dst) + ", " + hex(dst + n) + ") is outside every global allocation (§7)", where);
+    uint16_t mask = 0xffff;
+    if (const auto* m = inst.operand("byteMask")) mask = static_cast<uint16_t>(integer(*m, "byteMask", where));
+    auto captured = std::make_shared<std::vector<uint8_t>>();
+    op.reads = {{Range::shared, cta, src, src + n}};
+    op.writes = {{Range::global, 0, dst, dst + n}};
+    op.read = [this, captured, cta, src, n] {
+      captured->assign(smem_[cta].bytes.begin() + src, smem_[cta].bytes.begin() + src + n);
+    };
+    op.write = [this, captured, dst, n, mask] {
+      uint8_t* out = global_.find(dst, n);
+      for (uint64_t i = 0; i < n; ++i)
+        if (mask >> (i % 16) & 1) out[i] = (*captured)[i];  // .cp_mask: bit i enables byte i of each chunk (§7)
+    };
+    issue(std::move(op), cta, thread, true);
+    return;
+  }
+
+  // Copies into shared memory complete on an mbarrier in each destination CTA.
+  std::vector<int> dests;
+  uint32_t dst_off = 0;
+  BarrierRef mbar{};
+  if (id == "bulk.shared::cta.global") {
+    dst_off = shared_cta_address(*inst.operand("dstMem"), cta, "dstMem", where);
+    mbar = {cta, shared_cta_address(*inst.operand("mbar"), cta, "mbar", where)};
+    dests = {cta};
+  } else {
+    auto [rank, off] = cluster_address(*inst.operand("dstMem"), cta, "dstMem", where);
+    auto [mrank, moff] = cluster_address(*inst.operand("mbar"), cta, "mbar", where);
+    dst_off = off;
+    mbar = {mrank, moff};
+    if (const auto* m = inst.operand("ctaMask")) {
+      // §10.1: bit r selects %cluster_ctarank r (H16); offsets are CTA-relative in every destination.
+      int64_t mask = integer(*m, "ctaMask", where);
+      if (mask <= 0 || mask > 0xffff) fail("multicast.mask-empty", "ctaMask " + hex(static_cast<uint64_t>(mask)) + " selects no CTA (§13 item 9)", where);
+      for (int r = 0; r < 16; ++r)
+        if (mask >> r & 1) {
+          if (r >= cfg_.ctas)
+            fail("multicast.mask-range", "ctaMask " + hex(static_cast<uint64_t>(mask)) + " selects CTA " + std::to_string(r) +
+                                             " of a cluster of " + std::to_string(cfg_.ctas) + " (§13 item 9)", where);
+          dests.push_back(r);
+        }
+    } else {
+      if (mrank != rank)
+        fail("bulk.mbar-cta", "mbar is in CTA " + std::to_string(mrank) + " but the destination is CTA " +
+                                  std::to_string(rank) + "; the barrier must be in the destination CTA (§7)", where);
+      if (id == "bulk.shared::cluster.shared::cta" && rank == cta)
+        fail("bulk.remote-self", "a .shared::cta → .shared::cluster copy must target another CTA, got the executing CTA " +
+                                     std::to_string(cta) + " (§7)", where);
+      dests = {rank};
+    }
+  }
+  const bool from_shared = id == "bulk.shared::cluster.shared::cta";
+  uint64_t src = from_shared ? shared_cta_address(*inst.operand("srcMem"), cta, "srcMem", where)
+                             : global_address(*inst.operand("srcMem"), "srcMem", where);
+  check_bulk_alignment(size, dst_off, src, where);
+  if (from_shared) {
+    check_shared_range(cta, src, n, "srcMem", where);
+    op.reads = {{Range::shared, cta, src, src + n}};
+  } else {
+    if (!global_.find(src, n))
+      fail("bulk.global-range", "srcMem range [" + hex(src) + ", " + hex(src + n) + ") is outside every global allocation (§7)", where);
+    op.reads = {{Range::global, 0, src, src + n}};
+  }
+  for (int d : dests) {
+    check_shared_range(d, dst_off, n, "dstMem", where);
+    op.writes.push_back({Range::shared, d, dst_off, dst_off + n});
+    op.signals.push_back({{d, mbar.offset}, n});
+    if (!barrier(BarrierRef{d, mbar.offset}, where).valid)
+      fail(dests.size() > 1 ? "multicast.barrier-missing" : "mbarrier.invalid",
+           "no initialised mbarrier at shared offset " + std::to_string(mbar.offset) + " of destination CTA " +
+               std::to_string(d) + " (§8.1)", where);
+  }
+  op.write = [this, dests, dst_off, src, n, from_shared, cta] {
+    const uint8_t* in = from_shared ? smem_[cta].bytes.data() + src : global_.find(src, n);
+    for (int d : dests) std::memcpy(smem_[d].bytes.data() + dst_off, in, n);
+  };
+  issue(std::move(op), cta, thread, false);
+}
+
+void Engine::bulk_reduce(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
+  const std::string_view id = inst.form().id;
+  const int64_t size = integer(*inst.operand("size"), "size", where);
+  const uint64_t n = static_cast<uint64_t>(size);
+  auto op_kind = *spec::parse_red_op(inst.sel.get("redOp").substr(1));
+  auto type = *spec::parse_red_type(inst.sel.get("type").substr(1));
+  // §6.3: the non-tensor global f32 add flushes subnormal inputs and results, like red.global.add.f32.
+  if (type == spec::RedType::f32 && id == "bulk-reduce.global.shared::cta") type = spec::RedType::f32_ftz;
+  uint32_t src = shared_cta_address(*inst.operand("srcMem"), cta, "srcMem", where);
+  Op op;
+  op.desc = where + " " + spec::canonical_mnemonic(inst.sel);
+  const size_t count = n / static_cast<uint64_t>(spec::red_type_bytes(type));
+  auto captured = std::make_shared<std::vector<uint8_t>>();
+  op.read = [this, captured, cta, src, n] {
+    captured->assign(smem_[cta].bytes.begin() + src, smem_[cta].bytes.begin() + src + n);
+  };
+  if (id == "bulk-reduce.global.shared::cta") {
+    uint64_t dst = global_address(*inst.operand("dstMem"), "dstMem", where);
+    check_bulk_alignment(size, dst, src, where);
+    check_shared_range(cta, src, n, "srcMem", where);
+    if (!global_.find(dst, n))
+      fail("bulk.global-range", "dstMem range [" + hex(dst) + ", " + hex(dst + n) + ") is outside every global allocation (§6.2)", where);
+    op.reads = {{Range::shared, cta, src, src + n}};
+    op.writes = {{Range::global, 0, dst, dst + n}};
+    op.write = [this, captured, dst, n, op_kind, type, count] {
+      reduce_elements(op_kind, type, global_.find(dst, n), captured->data(), count);
+    };
+    issue(std::move(op), cta, thread, true);
+    return;
+  }
+  auto [rank, off] = cluster_address(*inst.operand("dstMem"), cta, "dstMem", where);
+  auto [mrank, moff] = cluster_address(*inst.operand("mbar"), cta, "mbar", where);
+  check_bulk_alignment(size, off, src, where);
+  check_shared_range(cta, src, n, "srcMem", where);
+  check_shared_range(rank, off, n, "dstMem", where);
+  if (mrank != rank)
+    fail("bulk.mbar-cta", "mbar is in CTA " + std::to_string(mrank) + " but the destination is CTA " +
+                              std::to_string(rank) + "; the barrier must be in the destination CTA (§6.2)", where);
+  op.reads = {{Range::shared, cta, src, src + n}, {Range::shared, rank, off, off + n}};
+  op.writes = {{Range::shared, rank, off, off + n}};
+  op.signals = {{{rank, moff}, n}};
+  op.write = [this, captured, rank = rank, off = off, op_kind, type, count] {
+    reduce_elements(op_kind, type, smem_[rank].bytes.data() + off, captured->data(), count);
+  };
+  issue(std::move(op), cta, thread, false);
+}
+
+}  // namespace tmakit::model

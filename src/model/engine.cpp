@@ -1,0 +1,417 @@
+// The engine's core: operand evaluation, stepping, blocking waits, operations
+// in flight, bulk async-groups (§9) and the end-of-program checks.
+#include "tmakit/model/engine.hpp"
+
+#include <algorithm>
+
+namespace tmakit::model {
+
+std::string Value::str() const {
+  switch (kind) {
+    case Kind::integer: return std::to_string(v);
+    case Kind::shared: return "shared:" + std::to_string(v);
+    case Kind::cluster: return "shared@" + std::to_string(rank) + ":" + std::to_string(v);
+    case Kind::global: return "global address " + std::to_string(v);
+  }
+  return "";
+}
+
+Engine::Engine(EngineConfig cfg)
+    : cfg_(std::move(cfg)), smem_(cfg_.ctas), unfenced_(cfg_.ctas), rng_(cfg_.seed.value_or(0)) {
+  for (auto& s : smem_) s.bytes.assign(cfg_.shared_bytes, 0);
+}
+
+void Engine::define_map(const std::string& name, const tensor_map::TensorMap& map) { maps_[name] = map; }
+
+std::optional<Value> Engine::symbol(const std::string& name) const {
+  auto it = symbols_.find(name);
+  if (it == symbols_.end()) return std::nullopt;
+  return it->second;
+}
+
+Value Engine::eval(const ptx::Expr& e, const std::string& where) const {
+  if (e.is_immediate()) return {Value::Kind::integer, e.offset};
+  auto it = symbols_.find(e.symbol);
+  if (it == symbols_.end()) {
+    if (maps_.count(e.symbol)) fail("model.operand", "tensor map `" + e.symbol + "` used as a value", where);
+    fail("model.unknown-symbol", "unknown symbol `" + e.symbol + "`", where);
+  }
+  Value v = it->second;
+  v.v += e.offset;
+  return v;
+}
+
+int64_t Engine::integer(const ptx::Operand& o, const std::string& what, const std::string& where) const {
+  Value v = eval(o.expr, where);
+  if (v.kind != Value::Kind::integer)
+    fail("model.operand", what + " must be an integer, got " + v.str(), where);
+  return v.v;
+}
+
+uint32_t Engine::shared_cta_address(const ptx::Operand& o, int cta, const std::string& what,
+                                    const std::string& where) const {
+  Value v = eval(o.expr, where);
+  if (v.kind == Value::Kind::cluster && v.rank != cta)
+    fail("model.shared-cta-remote",
+         what + " is a .shared::cta operand but names CTA " + std::to_string(v.rank) + "'s memory (" + v.str() +
+             "); the executing CTA is " + std::to_string(cta),
+         where);
+  if (v.kind == Value::Kind::global) fail("model.address-space", what + " must be a shared address, got " + v.str(), where);
+  if (v.v < 0 || v.v >= static_cast<int64_t>(cfg_.shared_bytes))
+    fail("model.shared-range", what + " " + v.str() + " is outside the " + std::to_string(cfg_.shared_bytes) +
+                                   " bytes of shared memory", where);
+  return static_cast<uint32_t>(v.v);
+}
+
+std::pair<int, uint32_t> Engine::cluster_address(const ptx::Operand& o, int cta, const std::string& what,
+                                                 const std::string& where) const {
+  Value v = eval(o.expr, where);
+  if (v.kind == Value::Kind::global) fail("model.address-space", what + " must be a shared address, got " + v.str(), where);
+  int rank = v.kind == Value::Kind::cluster ? v.rank : cta;
+  if (rank < 0 || rank >= cfg_.ctas)
+    fail("model.cluster-rank", what + " names CTA " + std::to_string(rank) + " of a cluster of " + std::to_string(cfg_.ctas), where);
+  if (v.v < 0 || v.v >= static_cast<int64_t>(cfg_.shared_bytes))
+    fail("model.shared-range", what + " " + v.str() + " is outside the " + std::to_string(cfg_.shared_bytes) +
+                                   " bytes of shared memory", where);
+  return {rank, static_cast<uint32_t>(v.v)};
+}
+
+uint64_t Engine::global_address(const ptx::Operand& o, const std::string& what, const std::string& where) const {
+  Value v = eval(o.expr, where);
+  if (v.kind == Value::Kind::shared || v.kind == Value::Kind::cluster)
+    fail("model.address-space", what + " must be a global address, got " + v.str(), where);
+  return static_cast<uint64_t>(v.v);
+}
+
+void Engine::store_symbol(const ptx::Operand& o, int64_t value) {
+  if (o.kind == ptx::Operand::Kind::sink) return;
+  symbols_[o.expr.symbol] = {Value::Kind::integer, value};
+}
+
+void Engine::check_shared_range(int cta, uint64_t offset, uint64_t bytes, const std::string& what,
+                                const std::string& where) const {
+  if (offset > cfg_.shared_bytes || bytes > cfg_.shared_bytes - offset)
+    fail("model.shared-range", what + " [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) +
+                                   ") of CTA " + std::to_string(cta) + " overflows its " +
+                                   std::to_string(cfg_.shared_bytes) + " bytes of shared memory",
+         where);
+}
+
+MBarrier& Engine::barrier(BarrierRef ref, const std::string& where) {
+  if (ref.offset % 8)
+    fail("mbarrier.align", "mbarrier at shared offset " + std::to_string(ref.offset) + " is not 8-byte aligned (§8.1)", where);
+  check_shared_range(ref.cta, ref.offset, 8, "the mbarrier", where);
+  return barriers_[ref];
+}
+
+// ---- stepping ----
+
+void Engine::step(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
+  if (cta < 0 || cta >= cfg_.ctas)
+    fail("model.cta", "step names CTA " + std::to_string(cta) + " of a cluster of " + std::to_string(cfg_.ctas), where);
+  for (const auto& d : ptx::check(inst, cfg_.target, cfg_.ptx_version)) {
+    if (d.severity == Severity::error) throw DiagnosticError({d.severity, d.rule, d.message, where});
+    warnings_.push_back({d.severity, d.rule, d.message, where});
+  }
+  auto& held = backlog_[cta];
+  if (!held.empty()) {
+    log(where + ": held (CTA " + std::to_string(cta) + " is blocked in a wait)");
+    held.push_back({inst, thread, where});
+    return;
+  }
+  if (!execute(inst, cta, thread, where)) held.push_back({inst, thread, where});
+  retry_blocked();
+}
+
+bool Engine::execute(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
+  if (inst.guard) {
+    Value p = eval({inst.guard->predicate, 0}, where);
+    bool run = (p.v != 0) != inst.guard->negated;
+    if (!run) {
+      log(where + ": skipped (guard " + inst.guard->predicate + " = " + std::to_string(p.v) + ")");
+      return true;
+    }
+  }
+  using spec::Op;
+  switch (inst.op()) {
+    case Op::bulk_copy: bulk_copy(inst, cta, thread, where); break;
+    case Op::bulk_reduce: bulk_reduce(inst, cta, thread, where); break;
+    case Op::tensor_load: case Op::tensor_store: case Op::tensor_reduce: case Op::tensor_prefetch:
+      tensor_op(inst, cta, thread, where);
+      break;
+    case Op::bulk_prefetch: {
+      // A hint with no architectural effect; its operands are still checked (§7).
+      uint64_t src = global_address(*inst.operand("srcMem"), "srcMem", where);
+      int64_t size = integer(*inst.operand("size"), "size", where);
+      if (size % 16 || src % 16)
+        fail("bulk.align", "cp.async.bulk.prefetch needs a 16-byte aligned address and size, got address " +
+                               std::to_string(src) + ", size " + std::to_string(size), where);
+      log(where + ": prefetch (no effect)");
+      break;
+    }
+    case Op::commit_group: {
+      auto& t = thread_state(cta, thread);
+      t.groups.push_back({t.uncommitted});
+      t.uncommitted.clear();
+      log(where + ": commit_group (" + std::to_string(t.groups.back().ops.size()) + " operations)");
+      break;
+    }
+    case Op::wait_group: {
+      int64_t n = integer(*inst.operand("N"), "N", where);
+      if (n < 0) fail("bulk.wait-group", "wait_group N must be non-negative, got " + std::to_string(n), where);
+      auto& t = thread_state(cta, thread);
+      const bool read_only = inst.sel.has(".read");
+      if (!read_only) {
+        for (auto& g : t.read_only)
+          for (int id : order(g.ops)) if (in_flight_.count(id)) complete(id);
+        t.read_only.clear();
+      }
+      while (static_cast<int64_t>(t.groups.size()) > n) {
+        Group g = t.groups.front();
+        t.groups.pop_front();
+        for (int id : order(g.ops)) {
+          if (!in_flight_.count(id)) continue;
+          if (read_only) read_sources(id);
+          else complete(id);
+        }
+        if (read_only) t.read_only.push_back(g);
+      }
+      break;
+    }
+    case Op::mbar_try_wait: case Op::mbar_test_wait: {
+      bool blocking = inst.op() == Op::mbar_try_wait;
+      bool ok = wait_satisfied(inst, cta, where, blocking);
+      if (!ok && blocking) {
+        log(where + ": blocked in " + std::string(inst.form().opcode));
+        return false;
+      }
+      store_symbol(*inst.operand("waitComplete"), ok ? 1 : 0);
+      break;
+    }
+    case Op::mbar_init: case Op::mbar_arrive: case Op::mbar_expect_tx: case Op::mbar_complete_tx:
+    case Op::mbar_pending_count: case Op::mbar_inval:
+      mbarrier_op(inst, cta, thread, where);
+      break;
+    case Op::fence:
+      if (inst.form().id == "fence.proxy.async" && inst.sel.get("state_space") != ".global") unfenced_[cta].clear();
+      log(where + ": " + std::string(inst.form().opcode));
+      break;
+    case Op::cluster_barrier:
+      log(where + ": " + std::string(inst.form().opcode) + " (no ordering needed in the sequential model)");
+      break;
+    case Op::store: plain_store(inst, cta, where); break;
+  }
+  return true;
+}
+
+void Engine::retry_blocked() {
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (auto& [cta, held] : backlog_) {
+      while (!held.empty()) {
+        Blocked& b = held.front();
+        if (!execute(b.inst, cta, b.thread, b.where)) break;
+        log(b.where + ": resumed");
+        held.pop_front();
+        progress = true;
+      }
+    }
+  }
+}
+
+void Engine::plain_store(const ptx::Instruction& inst, int cta, const std::string& where) {
+  int bytes = inst.sel.get("type")[2] == '8' ? 1 : std::stoi(std::string(inst.sel.get("type").substr(2))) / 8;
+  int64_t value = integer(*inst.operand("value"), "value", where);
+  Range r;
+  uint8_t* dst;
+  if (inst.form().id == "st.global") {
+    uint64_t a = global_address(*inst.operand("addr"), "addr", where);
+    dst = global_.find(a, bytes);
+    if (!dst) fail("model.global-fault", "st.global to " + std::to_string(a) + " (" + std::to_string(bytes) +
+                                             " bytes) is outside every global allocation", where);
+    r = {Range::global, 0, a, a + bytes};
+  } else {
+    uint32_t a = shared_cta_address(*inst.operand("addr"), cta, "addr", where);
+    check_shared_range(cta, a, bytes, "st.shared", where);
+    dst = smem_[cta].bytes.data() + a;
+    r = {Range::shared, cta, a, a + static_cast<uint64_t>(bytes)};
+    unfenced_[cta].push_back(r);
+  }
+  if (r.begin % bytes)
+    fail("model.store-align", "st of " + std::to_string(bytes) + " bytes to unaligned address " + std::to_string(r.begin), where);
+  for (const auto& [id, op] : in_flight_)
+    for (const auto* list : {&op.reads, &op.writes})
+      for (const auto& x : *list)
+        if (x.overlaps(r))
+          fail("model.use-before-completion",
+               "ordinary store to bytes [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
+                   ") that " + op.desc + " still has in flight; wait for its completion first (§13 item 8)",
+               where);
+  check_barrier_overwrite(r, where);
+  for (int i = 0; i < bytes; ++i) dst[i] = static_cast<uint8_t>(static_cast<uint64_t>(value) >> (8 * i));
+}
+
+// ---- operations in flight ----
+
+Engine::ThreadState& Engine::thread_state(int cta, int thread) { return threads_[thread_index(cta, thread)]; }
+
+int Engine::thread_index(int cta, int thread) {
+  for (size_t i = 0; i < threads_.size(); ++i)
+    if (threads_[i].cta == cta && threads_[i].thread == thread) return static_cast<int>(i);
+  threads_.push_back({cta, thread, {}, {}, {}});
+  return static_cast<int>(threads_.size() - 1);
+}
+
+void Engine::check_barrier_overwrite(const Range& r, const std::string& where) const {
+  if (r.space != Range::shared) return;
+  for (const auto& [ref, b] : barriers_)
+    if (b.valid && ref.cta == r.cta && ref.offset < r.end && r.begin < ref.offset + 8ull)
+      fail("mbarrier.overwritten",
+           "write to shared bytes [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + ") of CTA " +
+               std::to_string(r.cta) + " overwrites the live mbarrier at offset " + std::to_string(ref.offset) +
+               " (inval it first, §8.1)",
+           where);
+}
+
+void Engine::check_no_conflict(const Op& op, const std::string& where) const {
+  auto describe = [](const Range& r) {
+    return std::string(r.space == Range::shared ? "shared bytes [" : "global bytes [") + std::to_string(r.begin) +
+           ", " + std::to_string(r.end) + ")" + (r.space == Range::shared ? " of CTA " + std::to_string(r.cta) : "");
+  };
+  for (const auto& [id, other] : in_flight_) {
+    for (const auto& w : op.writes) {
+      for (const auto& x : other.writes)
+        if (w.overlaps(x))
+          fail("model.in-flight-overlap", "writes " + describe(w) + " that " + other.desc +
+                                              " is still writing; wait for it first (§13 item 8)", where);
+      for (const auto& x : other.reads)
+        if (w.overlaps(x))
+          fail("model.in-flight-overlap", "writes " + describe(w) + " that " + other.desc +
+                                              " is still reading; wait for it first (§13 item 8)", where);
+    }
+    for (const auto& r : op.reads)
+      for (const auto& x : other.writes)
+        if (r.overlaps(x))
+          fail("model.use-before-completion", "reads " + describe(r) + " before " + other.desc +
+                                                  " has completed writing them (§13 item 8)", where);
+  }
+}
+
+int Engine::issue(Op op, int cta, int thread, bool bulk_group) {
+  const std::string& where = op.desc;
+  check_no_conflict(op, where);
+  for (const auto& w : op.writes) check_barrier_overwrite(w, where);
+  for (const auto& r : op.reads)
+    if (r.space == Range::shared)
+      for (const auto& u : unfenced_[r.cta])
+        if (u.overlaps(r))
+          fail("model.missing-proxy-fence",
+               "the copy engine reads shared bytes [" + std::to_string(u.begin) + ", " + std::to_string(u.end) +
+                   ") written by an ordinary st.shared with no fence.proxy.async.shared::cta in between (§9)",
+               where);
+  op.id = next_op_++;
+  for (const auto& [ref, bytes] : op.signals) barrier_history_[ref].push_back(op.desc);
+  if (bulk_group) {
+    op.group_owner = thread_index(cta, thread);
+    threads_[op.group_owner].uncommitted.push_back(op.id);
+  }
+  log(op.desc + ": issued as operation #" + std::to_string(op.id));
+  int id = op.id;
+  in_flight_.emplace(id, std::move(op));
+  return id;
+}
+
+void Engine::read_sources(int id) {
+  Op& op = in_flight_.at(id);
+  if (op.read_done) return;
+  if (op.read) op.read();
+  op.read_done = true;
+  op.reads.clear();
+  log(op.desc + ": sources read (operation #" + std::to_string(id) + ")");
+}
+
+void Engine::complete(int id) {
+  read_sources(id);
+  Op op = std::move(in_flight_.at(id));
+  in_flight_.erase(id);
+  if (op.write) op.write();
+  log(op.desc + ": completed (operation #" + std::to_string(id) + ")");
+  for (const auto& [ref, bytes] : op.signals) {
+    MBarrier& b = barrier(ref, op.desc);
+    if (!b.valid)
+      fail("mbarrier.invalid", "completes on the mbarrier at offset " + std::to_string(ref.offset) + " of CTA " +
+                                   std::to_string(ref.cta) + ", which holds no initialised barrier (§8.1)", op.desc);
+    if (b.complete_tx(static_cast<int64_t>(bytes), op.desc + " (" + std::to_string(bytes) + " bytes)"))
+      log("  mbarrier CTA " + std::to_string(ref.cta) + " offset " + std::to_string(ref.offset) + ": phase " +
+          std::to_string(b.phase - 1) + " completed");
+  }
+}
+
+std::vector<int> Engine::order(std::vector<int> ids) {
+  if (cfg_.seed) std::shuffle(ids.begin(), ids.end(), rng_);
+  return ids;
+}
+
+bool Engine::wait_satisfied(const ptx::Instruction& inst, int cta, const std::string& where, bool complete_ops) {
+  BarrierRef ref{cta, shared_cta_address(*inst.operand("addr"), cta, "addr", where)};
+  MBarrier& b = barrier(ref, where);
+  const ptx::Operand* parity = inst.operand("phaseParity");
+  auto done = [&] {
+    return parity ? b.test_parity(integer(*parity, "phaseParity", where))
+                  : b.test_wait(static_cast<uint64_t>(integer(*inst.operand("state"), "state", where)) >> 21);
+  };
+  while (!done()) {
+    if (!complete_ops) return false;
+    std::vector<int> feeding;
+    for (const auto& [id, op] : in_flight_)
+      for (const auto& s : op.signals)
+        if (s.first.cta == ref.cta && s.first.offset == ref.offset) feeding.push_back(id);
+    if (feeding.empty()) return false;
+    complete(order(feeding).front());
+  }
+  return true;
+}
+
+std::string Engine::deadlock_report(const Blocked& blocked, int cta) {
+  BarrierRef ref{cta, shared_cta_address(*blocked.inst.operand("addr"), cta, "addr", blocked.where)};
+  const MBarrier& b = barrier(ref, blocked.where);
+  std::string msg = std::string(blocked.inst.form().opcode) + " on the mbarrier at shared offset " +
+                    std::to_string(ref.offset) + " of CTA " + std::to_string(cta) +
+                    " can never complete: " + b.describe();
+  if (b.tx > 0 && b.pending == 0) msg += "; " + std::to_string(b.tx) + " armed bytes were never delivered";
+  if (b.tx < 0) msg += "; " + std::to_string(-b.tx) + " bytes more were delivered than armed";
+  const auto& hist = barrier_history_[ref];
+  msg += "; operations issued against it: ";
+  if (hist.empty()) msg += "none";
+  for (size_t i = 0; i < hist.size(); ++i) msg += (i ? "; " : "") + hist[i];
+  if (backlog_[cta].size() > 1)
+    msg += " (" + std::to_string(backlog_[cta].size() - 1) + " later steps of CTA " + std::to_string(cta) + " never ran)";
+  return msg;
+}
+
+void Engine::finish() {
+  retry_blocked();
+  for (auto& [cta, held] : backlog_)
+    if (!held.empty()) fail("model.deadlock", deadlock_report(held.front(), cta), held.front().where);
+  std::vector<int> ids;
+  for (const auto& [id, op] : in_flight_) ids.push_back(id);
+  for (int id : order(ids))
+    if (in_flight_.count(id)) complete(id);
+  for (const auto& [ref, b] : barriers_) {
+    if (!b.valid || b.tx == 0) continue;
+    std::string msg = "the mbarrier at shared offset " + std::to_string(ref.offset) + " of CTA " +
+                      std::to_string(ref.cta) + " ends with an unbalanced transaction count: " + b.describe();
+    if (b.tx < 0)
+      msg += "; bytes arrived after its phase had completed, so the barrier was armed with fewer bytes than "
+             "were delivered (on the hardware an under-armed phase can complete before all bytes land, §2.3)";
+    else
+      msg += "; the armed bytes were never all delivered (on the hardware the phase hangs, §2.3)";
+    msg += "; delivered by: ";
+    if (b.feeders.empty()) msg += "nothing";
+    for (size_t i = 0; i < b.feeders.size(); ++i) msg += (i ? "; " : "") + b.feeders[i];
+    fail("model.tx-mismatch", msg, "end of program");
+  }
+}
+
+}  // namespace tmakit::model

@@ -1,0 +1,183 @@
+// Tensor copies: cp.async.bulk.tensor loads and stores, cp.reduce.async.bulk.tensor
+// and cp.async.bulk.prefetch.tensor. This file checks the instruction against its
+// map (§2.1, §13, the [H] faults) and hands the element walk to the mode's file
+// (tile.cpp); im2col and gather4/scatter4 walks are not modelled yet.
+#include <algorithm>
+#include <memory>
+
+#include "tmakit/model/engine.hpp"
+#include "tmakit/model/reduce.hpp"
+#include "tmakit/model/tile.hpp"
+
+namespace tmakit::model {
+namespace {
+
+using tensor_map::TensorMap;
+
+// [lo, hi) global bytes a box can touch: the bounding range of its in-bound
+// coordinates, widened to 16-byte chunks (H6). Used for in-flight overlap checks.
+std::pair<uint64_t, uint64_t> global_extent(const TensorMap& m, const std::vector<int32_t>& c) {
+  uint64_t lo = m.global_address, hi = m.global_address;
+  for (int i = 0; i < m.rank; ++i) {
+    int64_t first = std::max<int64_t>(c[i], 0);
+    int64_t last = std::min<int64_t>(c[i] + static_cast<int64_t>(m.elements(i) - 1) * m.traversal_stride(i),
+                                     static_cast<int64_t>(m.dims[i]) - 1);
+    if (last < first) return {0, 0};  // the box is wholly out of bounds
+    lo += static_cast<uint64_t>(first) * m.stride_bytes(i);
+    hi += static_cast<uint64_t>(last) * m.stride_bytes(i);
+  }
+  hi += static_cast<uint64_t>(tensor_map::element_bytes(m.data_type));
+  return {lo & ~15ull, (hi + 15) & ~15ull};
+}
+
+// The element type of a tensor reduction: bitwise ops name .b32/.b64 (§6.1).
+spec::RedType reduction_type(spec::RedOp op, const TensorMap& m) {
+  using spec::RedOp;
+  if (op == RedOp::and_ || op == RedOp::or_ || op == RedOp::xor_) {
+    switch (m.data_type) {
+      case tensor_map::DataType::uint32: case tensor_map::DataType::int32: return spec::RedType::b32;
+      case tensor_map::DataType::uint64: case tensor_map::DataType::int64: return spec::RedType::b64;
+      default: return spec::RedType::f32;  // no bitwise type: rejected by the pair table
+    }
+  }
+  return red_type_for_map(m.data_type);
+}
+
+}  // namespace
+
+void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
+  const ptx::Operand& tref = *inst.operand("[tensorMap, tensorCoords]");
+  auto it = maps_.find(tref.map);
+  if (it == maps_.end()) fail("tensor.unknown-map", "`" + tref.map + "` is not a tensor map of the scenario", where);
+  const TensorMap& map = it->second;
+  const std::string_view mode = inst.sel.get("load_mode");
+  const spec::Op kind = inst.op();
+
+  // §2.1 item 8: the load mode must match the map's kind.
+  const bool tile_mode = mode == ".tile" || mode == ".tile::gather4" || mode == ".tile::scatter4";
+  const bool im2col_mode = mode == ".im2col" || mode == ".im2col_no_offs";
+  if ((tile_mode && map.encode != tensor_map::Encode::tiled) ||
+      (im2col_mode && map.encode != tensor_map::Encode::im2col) ||
+      (!tile_mode && !im2col_mode && map.encode != tensor_map::Encode::im2col_wide))
+    fail("tensor.map-kind", std::string(mode) + " needs a " +
+                                (tile_mode ? "tiled" : im2col_mode ? "im2col" : "im2col_wide") + " map, but `" + tref.map +
+                                "` is " + std::string(tensor_map::name(map.encode)) + " (§2.1 item 8)", where);
+  if (inst.sel.dim() != map.rank)
+    fail("tensor.dim-rank", "." + std::to_string(inst.sel.dim()) + "d does not match the rank " +
+                                std::to_string(map.rank) + " of `" + tref.map + "` (§2.1)", where);
+  if (mode != ".tile")
+    fail("model.unsupported", std::string(mode) + " is not modelled yet; only .tile walks are (docs/model.md)", where);
+
+  std::vector<int32_t> coords;
+  for (size_t i = 0; i < tref.elems.size(); ++i) {
+    Value v = eval(tref.elems[i], where);
+    if (v.kind != Value::Kind::integer || v.v < INT32_MIN || v.v > INT32_MAX)
+      fail("tensor.coord-range", "tensorCoords[" + std::to_string(i) + "] = " + v.str() + " is not an .s32 value", where);
+    coords.push_back(static_cast<int32_t>(v.v));
+  }
+  using tensor_map::Direction;
+  Direction dir = kind == spec::Op::tensor_load ? Direction::load
+                  : kind == spec::Op::tensor_store ? Direction::store
+                  : kind == spec::Op::tensor_reduce ? Direction::reduce : Direction::prefetch;
+  for (const auto& d : tensor_map::check_coordinates(map, coords, dir, cfg_.target))
+    if (d.severity == Severity::error) throw DiagnosticError({d.severity, d.rule, d.message, where});
+
+  if (kind == spec::Op::tensor_prefetch) {
+    log(where + ": prefetch (no effect, §2.7)");
+    return;
+  }
+  const uint64_t footprint = map.smem_footprint();
+  const uint32_t align = map.smem_alignment();
+  auto check_smem = [&](uint32_t off, int in_cta, const char* what) {
+    // H15: 16-, 32-, 48- and 64-byte aligned shared operands fault; the minimum is 128.
+    if (off % align)
+      fail("tensor.smem-align", std::string(what) + " at shared offset " + std::to_string(off) + " is not " +
+                                    std::to_string(align) + "-byte aligned (H15: misaligned-address fault)", where);
+    check_shared_range(in_cta, off, footprint, what, where);
+  };
+  Op op;
+  op.desc = where + " " + spec::canonical_mnemonic(inst.sel);
+  auto [glo, ghi] = global_extent(map, coords);
+
+  if (kind == spec::Op::tensor_load) {
+    std::vector<int> dests;
+    uint32_t dst;
+    BarrierRef mbar;
+    if (inst.sel.get("dst") == ".shared::cta") {
+      dst = shared_cta_address(*inst.operand("dstMem"), cta, "dstMem", where);
+      mbar = {cta, shared_cta_address(*inst.operand("mbar"), cta, "mbar", where)};
+      dests = {cta};
+    } else {
+      auto [rank, off] = cluster_address(*inst.operand("dstMem"), cta, "dstMem", where);
+      auto [mrank, moff] = cluster_address(*inst.operand("mbar"), cta, "mbar", where);
+      dst = off;
+      mbar = {mrank, moff};
+      if (const auto* m = inst.operand("ctaMask")) {
+        int64_t mask = integer(*m, "ctaMask", where);
+        if (mask <= 0 || mask > 0xffff) fail("multicast.mask-empty", "ctaMask " + std::to_string(mask) + " selects no CTA (§13 item 9)", where);
+        for (int r = 0; r < 16; ++r)
+          if (mask >> r & 1) {
+            if (r >= cfg_.ctas)
+              fail("multicast.mask-range", "ctaMask " + std::to_string(mask) + " selects CTA " + std::to_string(r) +
+                                               " of a cluster of " + std::to_string(cfg_.ctas) + " (§13 item 9)", where);
+            dests.push_back(r);
+          }
+      } else {
+        // .cta_group::1 (the default): the barrier is in the destination's CTA (§10.2).
+        if (mrank != rank)
+          fail("tensor.mbar-cta", "mbar is in CTA " + std::to_string(mrank) + " but dstMem in CTA " + std::to_string(rank) +
+                                      "; with .cta_group::1 they must be in the same CTA (§10.2)", where);
+        dests = {rank};
+      }
+    }
+    const uint64_t bytes = map.bytes_per_box();  // §2.3, H: the full box, OOB included
+    for (int d : dests) {
+      check_smem(dst, d, "dstMem");
+      op.writes.push_back({Range::shared, d, dst, dst + footprint});
+      op.signals.push_back({{d, mbar.offset}, bytes});
+      if (!barrier(BarrierRef{d, mbar.offset}, where).valid)
+        fail(dests.size() > 1 ? "multicast.barrier-missing" : "mbarrier.invalid",
+             "no initialised mbarrier at shared offset " + std::to_string(mbar.offset) + " of destination CTA " +
+                 std::to_string(d) + " (§8.1)", where);
+    }
+    if (ghi > glo) op.reads = {{Range::global, 0, glo, ghi}};
+    op.write = [this, map, coords, dests, dst] {
+      for (int d : dests) tile_load(map, coords, global_, smem_[d].span(), dst);
+    };
+    issue(std::move(op), cta, thread, false);
+    return;
+  }
+
+  // Stores and reductions read the executing CTA's shared memory and write global memory.
+  const uint32_t src = shared_cta_address(*inst.operand("srcMem"), cta, "srcMem", where);
+  check_smem(src, cta, "srcMem");
+  std::optional<spec::RedOp> red;
+  if (kind == spec::Op::tensor_reduce) {
+    red = *spec::parse_red_op(inst.sel.get("redOp").substr(1));
+    spec::RedType type = reduction_type(*red, map);
+    if (!spec::reduction_allowed("tensor.reduce", *red, type) ||
+        map.data_type == tensor_map::DataType::float64 || map.data_type == tensor_map::DataType::uint8 ||
+        map.data_type == tensor_map::DataType::uint16)
+      fail("tensor.reduce-type", "." + std::string(spec::name(*red)) + " is not defined for a " +
+                                     std::string(tensor_map::name(map.data_type)) + " map (§6.1)", where);
+    if (map.data_type == tensor_map::DataType::int64 && spec::RedType::b64 == type && cfg_.target.arch == 90)
+      fail("tensor.reduce-int64-bitwise", "." + std::string(spec::name(*red)) +
+                                              " on an int64 map raises an illegal instruction on sm_90 (H7)", where);
+  }
+  // The engine captures the source at read time; swizzle follows absolute address bits,
+  // so the capture keeps the 1024-byte phase of the source offset.
+  const uint32_t base = src & ~1023u;
+  auto captured = std::make_shared<std::vector<uint8_t>>();
+  op.reads = {{Range::shared, cta, src, src + footprint}};
+  if (ghi > glo) op.writes = {{Range::global, 0, glo, ghi}};
+  op.read = [this, captured, cta, base, src, footprint] {
+    captured->assign(smem_[cta].bytes.begin() + base, smem_[cta].bytes.begin() + src + footprint);
+  };
+  op.write = [this, captured, map, coords, src, base, red] {
+    if (red) tile_reduce(map, coords, *red, *captured, src - base, global_);
+    else tile_store(map, coords, *captured, src - base, global_);
+  };
+  issue(std::move(op), cta, thread, true);
+}
+
+}  // namespace tmakit::model

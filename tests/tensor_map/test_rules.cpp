@@ -1,0 +1,407 @@
+// Every rule of map_rules(): one map just inside the limit (the rule stays silent) and
+// one a step past it (the rule fires, naming the field). Limits from §1.3-§1.5 and §0.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <set>
+
+#include "maps.hpp"
+
+namespace tmakit::tensor_map {
+namespace {
+
+using namespace testing;
+using Edit = std::function<void(TensorMap&)>;
+
+struct Case {
+  const char* rule;
+  const char* name;        // what the pair probes
+  TensorMap (*base)();
+  Edit ok, bad;
+  const char* where;       // field the bad map's diagnostic names
+  spec::Target target = kSm90a;
+};
+
+const Diagnostic* find(const Diagnostics& ds, std::string_view rule) {
+  for (const auto& d : ds)
+    if (d.rule == rule) return &d;
+  return nullptr;
+}
+
+// Rank r with outer dims of 4 and a dense stride chain on top of the base map.
+void set_rank(TensorMap& m, int r) {
+  m.rank = r;
+  for (int i = 2; i < 5; ++i) {
+    m.dims[i] = 4;
+    m.box[i] = 1;
+    m.strides[i - 1] = m.strides[i - 2] * m.dims[i - 1];
+  }
+}
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = {
+      {"map.rank-range", "rank 5 / 6", tiled_base, [](auto& m) { set_rank(m, 5); }, [](auto& m) { set_rank(m, 6); },
+       "rank"},
+      {"map.rank-range", "rank 1 / 0", tiled_base, [](auto& m) { m.rank = 1; }, [](auto& m) { m.rank = 0; }, "rank"},
+      {"map.global-address-align", "16 / 8", tiled_base, [](auto& m) { m.global_address = 0x10010; },
+       [](auto& m) { m.global_address = 0x10008; }, "global_address"},
+      {"map.global-address-align", "interleave 32b: 32 / 16", interleaved_base,
+       [](auto& m) { m.global_address = 0x10020; }, [](auto& m) { m.global_address = 0x10010; }, "global_address"},
+      {"map.global-address-align", "16u6_align16b: 32 / 16", packed_base, [](auto& m) { m.global_address = 0x10020; },
+       [](auto& m) { m.global_address = 0x10010; }, "global_address", kSm100a},
+      {"map.global-dim-range", "2^32 / 2^32 + 1", tiled_base, [](auto& m) { m.dims[1] = 1ull << 32; },
+       [](auto& m) { m.dims[1] = (1ull << 32) + 1; }, "dims[1]"},
+      {"map.global-dim-range", "1 / 0", tiled_base, [](auto& m) { m.dims[1] = 1; }, [](auto& m) { m.dims[1] = 0; },
+       "dims[1]"},
+      {"map.global-stride-align", "2064 / 2056", tiled_base, [](auto& m) { m.strides[0] = 2064; },
+       [](auto& m) { m.strides[0] = 2056; }, "strides[0]"},
+      {"map.global-stride-align", "interleave 32b: 544 / 528", interleaved_base, [](auto& m) { m.strides[1] = 544; },
+       [](auto& m) { m.strides[1] = 528; }, "strides[1]"},
+      {"map.global-stride-range", "2^40 - 16 / 2^40", tiled_base, [](auto& m) { m.strides[0] = (1ull << 40) - 16; },
+       [](auto& m) { m.strides[0] = 1ull << 40; }, "strides[0]"},
+      {"map.box-dim-range", "256 / 257", tiled_base, [](auto& m) { m.box[1] = 256; }, [](auto& m) { m.box[1] = 257; },
+       "box[1]"},
+      {"map.box-dim-range", "1 / 0", tiled_base, [](auto& m) { m.box[1] = 1; }, [](auto& m) { m.box[1] = 0; },
+       "box[1]"},
+      {"map.box-inner-bytes", "float32 4 / 5", tiled_base, [](auto& m) { m.box[0] = 4; },
+       [](auto& m) { m.box[0] = 5; }, "box[0]"},
+      {"map.box-inner-bytes", "uint8 16 / 17", tiled_rank3_u8, [](auto& m) { m.box[0] = 16; },
+       [](auto& m) { m.box[0] = 17; }, "box[0]"},
+      {"map.box-inner-bytes", "16u4_align8b 32 / 31 (half bytes)", tiled_base,
+       [](auto& m) { m.data_type = DataType::u4_align8b, m.box[0] = 32; },
+       [](auto& m) { m.data_type = DataType::u4_align8b, m.box[0] = 31; }, "box[0]", kSm100a},
+      {"map.element-stride-range", "8 / 9", tiled_base, [](auto& m) { m.element_strides[1] = 8; },
+       [](auto& m) { m.element_strides[1] = 9; }, "element_strides[1]"},
+      {"map.element-stride-range", "1 / 0", tiled_base, [](auto& m) { m.element_strides[0] = 1; },
+       [](auto& m) { m.element_strides[0] = 0; }, "element_strides[0]"},
+      {"map.interleave-rank", "rank 3 / 2", interleaved_base, [](auto& m) { m.rank = 3; }, [](auto& m) { m.rank = 2; },
+       "interleave"},
+      {"map.interleave-swizzle", "32b / 64b", interleaved_base, [](auto& m) { m.swizzle = Swizzle::b32; },
+       [](auto& m) { m.swizzle = Swizzle::b64; }, "swizzle"},
+      {"map.swizzle-span", "128b: 128 / 144 bytes", tiled_base,
+       [](auto& m) { m.swizzle = Swizzle::b128, m.box[0] = 32; },
+       [](auto& m) { m.swizzle = Swizzle::b128, m.box[0] = 36; }, "box[0]"},
+      {"map.swizzle-span", "32b: 32 / 48 bytes", tiled_base, [](auto& m) { m.swizzle = Swizzle::b32, m.box[0] = 8; },
+       [](auto& m) { m.swizzle = Swizzle::b32, m.box[0] = 12; }, "box[0]"},
+      {"map.swizzle-span", "im2col 64b: 64 / 80 bytes", im2col_base,
+       [](auto& m) { m.swizzle = Swizzle::b64, m.channels_per_pixel = 32; },
+       [](auto& m) { m.swizzle = Swizzle::b64, m.channels_per_pixel = 40; }, "channels_per_pixel"},
+      {"map.oob-nan-type", "float16 / uint16", tiled_base,
+       [](auto& m) { m.data_type = DataType::float16, m.box[0] = 8, m.oob_fill = OobFill::nan_request_zero_fma; },
+       [](auto& m) { m.data_type = DataType::uint16, m.box[0] = 8, m.oob_fill = OobFill::nan_request_zero_fma; },
+       "oob_fill"},
+      {"map.oob-nan-type", "packed", packed_base, [](auto& m) { m.oob_fill = OobFill::zero; },
+       [](auto& m) { m.oob_fill = OobFill::nan_request_zero_fma; }, "oob_fill", kSm100a},
+      // H17: 233,472 accepted, 233,520 rejected.
+      {"map.box-bytes-limit", "233472 / 233520", tiled_rank3_u8, [](auto& m) { m.box = {256, 16, 57}; },
+       [](auto& m) { m.box = {16, 139, 105}; }, "box"},
+      {"map.box-bytes-limit", "with element strides", tiled_rank3_u8,
+       [](auto& m) { m.box = {256, 32, 57}, m.element_strides = {1, 2, 1}; },
+       [](auto& m) { m.box = {256, 33, 57}, m.element_strides = {1, 2, 1}; }, "box"},
+      {"map.box-bytes-limit", "not clipped to the tensor", tiled_rank3_u8,
+       [](auto& m) { m.dims = {16, 16, 16}, m.box = {256, 16, 57}; },
+       [](auto& m) { m.dims = {16, 16, 16}, m.box = {16, 139, 105}; }, "box"},
+      {"map.box-bytes-limit", "im2col 128 × 912 × 2 / × 913", im2col_base,
+       [](auto& m) { m.channels_per_pixel = 128, m.swizzle = Swizzle::none, m.pixels_per_column = 912; },
+       [](auto& m) { m.channels_per_pixel = 128, m.swizzle = Swizzle::none, m.pixels_per_column = 913; },
+       "pixels_per_column"},
+      {"map.packed-type-target", "sm_100a / sm_90a", packed_base, [](auto&) {}, [](auto&) {}, "data_type", kSm100a},
+      {"map.atom-swizzle-target", "sm_100a / sm_90a", tiled_base, [](auto& m) { m.swizzle = Swizzle::b128_atom_32b; },
+       [](auto& m) { m.swizzle = Swizzle::b128_atom_64b; }, "swizzle", kSm100a},
+      {"map.packed-global-dim", "16u6: 256 / 272", packed_base, [](auto& m) { m.dims[0] = 256; },
+       [](auto& m) { m.dims[0] = 272; }, "dims[0]", kSm100a},
+      {"map.packed-global-dim", "16u4_align8b: 512 / 511", tiled_base,
+       [](auto& m) { m.data_type = DataType::u4_align8b, m.dims[0] = 512; },
+       [](auto& m) { m.data_type = DataType::u4_align8b, m.dims[0] = 511; }, "dims[0]", kSm100a},
+      {"map.packed-box-inner", "128 / 64", packed_base, [](auto& m) { m.box[0] = 128; },
+       [](auto& m) { m.box[0] = 64; }, "box[0]", kSm100a},
+      {"map.packed-channels", "128 / 64", im2col_base,
+       [](auto& m) { m.data_type = DataType::u6_align16b, m.dims[0] = 128, m.channels_per_pixel = 128; },
+       [](auto& m) { m.data_type = DataType::u6_align16b, m.dims[0] = 128, m.channels_per_pixel = 64; },
+       "channels_per_pixel", kSm100a},
+      {"map.packed-interleave", "none / 16b", packed_base, [](auto& m) { m.interleave = Interleave::none; },
+       [](auto& m) { m.interleave = Interleave::b16; }, "interleave", kSm100a},
+      {"map.packed-swizzle", "16u4_align16b: 128b_atom_32b / 128b_atom_64b", packed_base,
+       [](auto& m) { m.data_type = DataType::u4_align16b, m.strides[0] = 128, m.swizzle = Swizzle::b128_atom_32b; },
+       [](auto& m) { m.data_type = DataType::u4_align16b, m.strides[0] = 128, m.swizzle = Swizzle::b128_atom_64b; },
+       "swizzle", kSm100a},
+      {"map.packed-swizzle", "16u6: 128b_atom_64b / 128b_atom_32b_flip_8b", packed_base,
+       [](auto& m) { m.swizzle = Swizzle::b128_atom_64b; }, [](auto& m) { m.swizzle = Swizzle::b128_atom_32b_flip_8b; },
+       "swizzle", kSm100a},
+      {"map.packed-swizzle-store-only", "128b_atom_32b / 128b_atom_64b", packed_base,
+       [](auto& m) { m.swizzle = Swizzle::b128_atom_32b; }, [](auto& m) { m.swizzle = Swizzle::b128_atom_64b; },
+       "swizzle", kSm100a},
+      {"map.im2col-rank", "3 / 2", im2col_base,
+       [](auto& m) { m.rank = 3, m.dims = {64, 8, 2}, m.strides = {128, 1024}, m.pixel_box_lower = {-1}; },
+       [](auto& m) { m.rank = 2, m.dims = {64, 8}, m.strides = {128}; }, "rank"},
+      {"map.im2col-rank", "5 / 6", im2col_base,
+       [](auto& m) {
+         m.rank = 5, m.dims = {64, 8, 8, 8, 2}, m.strides = {128, 1024, 8192, 65536};
+         m.pixel_box_lower = {-1, -1, -1}, m.pixel_box_upper = {0, 0, 0};
+       },
+       [](auto& m) { m.rank = 6; }, "rank"},
+      {"map.im2col-corner-range", "rank 4: -128 / -129", im2col_base, [](auto& m) { m.pixel_box_lower[0] = -128; },
+       [](auto& m) { m.pixel_box_lower[0] = -129; }, "pixel_box_lower[0]"},
+      {"map.im2col-corner-range", "rank 4: 127 / 128", im2col_base, [](auto& m) { m.pixel_box_upper[1] = 127; },
+       [](auto& m) { m.pixel_box_upper[1] = 128; }, "pixel_box_upper[1]"},
+      {"map.im2col-corner-range", "rank 3: -32768 / -32769", im2col_base,
+       [](auto& m) { m.rank = 3, m.dims = {64, 8, 2}, m.strides = {128, 1024}, m.pixel_box_lower = {-32768}; },
+       [](auto& m) { m.rank = 3, m.dims = {64, 8, 2}, m.strides = {128, 1024}, m.pixel_box_lower = {-32769}; },
+       "pixel_box_lower[0]"},
+      {"map.im2col-corner-range", "rank 5: 15 / 16", im2col_base,
+       [](auto& m) {
+         m.rank = 5, m.dims = {64, 8, 8, 8, 2}, m.strides = {128, 1024, 8192, 65536};
+         m.pixel_box_lower = {0, 0, 0}, m.pixel_box_upper = {0, 0, 15};
+       },
+       [](auto& m) {
+         m.rank = 5, m.dims = {64, 8, 8, 8, 2}, m.strides = {128, 1024, 8192, 65536};
+         m.pixel_box_lower = {0, 0, 0}, m.pixel_box_upper = {0, 0, 16};
+       },
+       "pixel_box_upper[2]"},
+      // H17: a one-pixel box is accepted, an empty one rejected. W = 8: 8 + upper - lower.
+      {"map.im2col-box-empty", "one pixel / none", im2col_base,
+       [](auto& m) { m.pixel_box_lower[0] = 0, m.pixel_box_upper[0] = -7; },
+       [](auto& m) { m.pixel_box_lower[0] = 0, m.pixel_box_upper[0] = -8; }, "pixel_box_upper[0]"},
+      {"map.im2col-box-empty", "im2col_wide: one pixel / none", wide_base,
+       [](auto& m) { m.pixel_box_lower_w = 0, m.pixel_box_upper_w = -31; },
+       [](auto& m) { m.pixel_box_lower_w = 0, m.pixel_box_upper_w = -32; }, "pixel_box_upper_w", kSm100a},
+      {"map.im2col-channels", "256 / 257", im2col_base,
+       [](auto& m) { m.swizzle = Swizzle::none, m.channels_per_pixel = 256; },
+       [](auto& m) { m.swizzle = Swizzle::none, m.channels_per_pixel = 257; }, "channels_per_pixel"},
+      {"map.im2col-channels", "1 / 0", im2col_base, [](auto& m) { m.channels_per_pixel = 1; },
+       [](auto& m) { m.channels_per_pixel = 0; }, "channels_per_pixel"},
+      {"map.im2col-pixels", "1024 / 1025", im2col_base, [](auto& m) { m.pixels_per_column = 1024; },
+       [](auto& m) { m.pixels_per_column = 1025; }, "pixels_per_column"},
+      {"map.im2col-pixels", "1 / 0", im2col_base, [](auto& m) { m.pixels_per_column = 1; },
+       [](auto& m) { m.pixels_per_column = 0; }, "pixels_per_column"},
+      {"map.im2col-pixels", "im2col_wide w128 ignores it / mode w does not", wide_base,
+       [](auto& m) { m.wide_mode = WideMode::w128, m.pixels_per_column = 0; },
+       [](auto& m) { m.wide_mode = WideMode::w, m.pixels_per_column = 0; }, "pixels_per_column", kSm100a},
+      {"map.im2col-wide-target", "sm_100a / sm_90a", wide_base, [](auto&) {}, [](auto&) {}, "encode", kSm100a},
+      {"map.im2col-wide-corner-range", "-32768 / -32769", wide_base, [](auto& m) { m.pixel_box_lower_w = -32768; },
+       [](auto& m) { m.pixel_box_lower_w = -32769; }, "pixel_box_lower_w", kSm100a},
+      {"map.im2col-wide-corner-range", "32767 / 32768", wide_base, [](auto& m) { m.pixel_box_upper_w = 32767; },
+       [](auto& m) { m.pixel_box_upper_w = 32768; }, "pixel_box_upper_w", kSm100a},
+      {"map.im2col-wide-swizzle", "64b / 32b", wide_base,
+       [](auto& m) { m.swizzle = Swizzle::b64, m.channels_per_pixel = 32; },
+       [](auto& m) { m.swizzle = Swizzle::b32, m.channels_per_pixel = 16; }, "swizzle", kSm100a},
+      {"map.im2col-wide-swizzle", "16u6: 128b_atom_32b / 64b", wide_base,
+       [](auto& m) {
+         m.data_type = DataType::u6_align16b, m.dims[0] = 128, m.channels_per_pixel = 128;
+         m.swizzle = Swizzle::b128_atom_32b;
+       },
+       [](auto& m) {
+         m.data_type = DataType::u6_align16b, m.dims[0] = 128, m.channels_per_pixel = 128;
+         m.swizzle = Swizzle::b64;
+       },
+       "swizzle", kSm100a},
+      {"map.im2col-wide-interleave", "none / 16b", wide_base, [](auto& m) { m.interleave = Interleave::none; },
+       [](auto& m) { m.interleave = Interleave::b16; }, "interleave", kSm100a},
+      // Our advisories.
+      {"map.box-exceeds-tensor", "box = extent / extent + 4", tiled_base, [](auto& m) { m.dims[0] = 32; },
+       [](auto& m) { m.dims[0] = 28; }, "box[0]"},
+      {"map.store-inner-extent", "uint8 464 / 466 (the H6 probe)", tiled_rank3_u8, [](auto& m) { m.dims[0] = 464; },
+       [](auto& m) { m.dims[0] = 466; }, "dims[0]"},
+      {"map.stride-overlap", "2048 / 2032 (float32 rows of 512)", tiled_base, [](auto& m) { m.strides[0] = 2048; },
+       [](auto& m) { m.strides[0] = 2032; }, "strides[0]"},
+      {"map.stride-overlap", "stride 0 on a dimension of 2 / of 1", tiled_base,
+       [](auto& m) { m.strides[0] = 0, m.dims[1] = 1; }, [](auto& m) { m.strides[0] = 0, m.dims[1] = 2; },
+       "strides[0]"},
+      {"map.stride-overlap", "transposed view without / with aliasing", tiled_base,
+       [](auto& m) { m.rank = 3, m.dims = {4, 8, 16}, m.strides = {256, 16}, m.box = {4, 8, 16}; },
+       [](auto& m) { m.rank = 3, m.dims = {4, 8, 16}, m.strides = {240, 16}, m.box = {4, 8, 16}; }, "strides[0]"},
+  };
+  return all;
+}
+
+class RuleCase : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(RuleCase, SilentInsideFiresOnePast) {
+  const Case& c = cases()[GetParam()];
+  SCOPED_TRACE(std::string(c.rule) + ": " + c.name);
+  const MapRule* rule = find_map_rule(c.rule);
+  ASSERT_NE(rule, nullptr);
+
+  TensorMap ok = c.base();
+  c.ok(ok);
+  Diagnostics d_ok = validate(ok, c.target);
+  EXPECT_EQ(find(d_ok, c.rule), nullptr) << format(*find(d_ok, c.rule));
+
+  TensorMap bad = c.base();
+  c.bad(bad);
+  // Target rules fire by changing only the target (the map stays the same).
+  spec::Target bad_target = std::string_view(c.rule).ends_with("-target") ? kSm90a : c.target;
+  Diagnostics d_bad = validate(bad, bad_target);
+  const Diagnostic* d = find(d_bad, c.rule);
+  ASSERT_NE(d, nullptr) << "rule did not fire";
+  EXPECT_EQ(d->where, c.where);
+  EXPECT_EQ(d->severity, rule->severity);
+  EXPECT_FALSE(d->message.empty());
+}
+
+// Test names read "map_swizzle_span_20": the rule id and the case's index.
+INSTANTIATE_TEST_SUITE_P(AllRules, RuleCase, ::testing::Range<size_t>(0, cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           std::string s = cases()[info.param].rule;
+                           for (char& ch : s)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return s + "_" + std::to_string(info.param);
+                         });
+
+TEST(Rules, BaseMapsHaveNoErrors) {
+  using Base = std::pair<TensorMap (*)(), spec::Target>;
+  for (auto [base, target] : {Base{tiled_base, kSm90a}, Base{tiled_rank3_u8, kSm90a}, Base{interleaved_base, kSm90a},
+                              Base{im2col_base, kSm90a}, Base{wide_base, kSm100a}, Base{packed_base, kSm100a}}) {
+    Diagnostics d = validate(base(), target);
+    for (const auto& x : d) EXPECT_NE(x.severity, Severity::error) << format(x);
+  }
+}
+
+TEST(Rules, EveryRuleHasABoundaryCase) {
+  std::set<std::string_view> tested;
+  for (const auto& c : cases()) tested.insert(c.rule);
+  for (const auto& r : map_rules()) {
+    if (r.id == "map.smem-alignment") continue;  // always present: its own test below
+    EXPECT_TRUE(tested.count(r.id)) << "no boundary case for " << r.id;
+  }
+}
+
+TEST(Rules, TableIsWellFormed) {
+  std::set<std::string_view> ids;
+  for (const auto& r : map_rules()) {
+    EXPECT_TRUE(ids.insert(r.id).second) << "duplicate id " << r.id;
+    EXPECT_TRUE(r.id.starts_with("map.")) << r.id;
+    EXPECT_FALSE(r.section.empty()) << r.id;
+    EXPECT_FALSE(r.summary.empty()) << r.id;
+    // What the driver refuses is an error; our own checks never reject a map the driver takes.
+    if (r.driver_enforced) EXPECT_EQ(r.severity, Severity::error) << r.id;
+    else EXPECT_NE(r.severity, Severity::error) << r.id;
+  }
+  EXPECT_EQ(find_map_rule("map.no-such-rule"), nullptr);
+}
+
+TEST(Rules, SwizzleSpanMessageNamesValueAndLimit) {
+  TensorMap m = tiled_base();
+  m.data_type = DataType::float16;
+  m.box[0] = 128;
+  m.swizzle = Swizzle::b128;
+  Diagnostics d = validate(m, kSm90a);
+  const Diagnostic* s = find(d, "map.swizzle-span");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->message, "swizzle 128b allows an inner box of at most 128 bytes, got 256 (box[0]=128 × 2 bytes)");
+}
+
+TEST(Rules, ReportsEveryViolationAtOnce) {
+  TensorMap m = tiled_base();
+  m.global_address = 0x1008;      // map.global-address-align
+  m.strides[0] = 2056;            // map.global-stride-align (and no overlap: 2056 > 2048)
+  m.box = {5, 300};               // map.box-inner-bytes, map.box-dim-range
+  m.element_strides = {1, 9};     // map.element-stride-range
+  m.data_type = DataType::int32;  // 4-byte type: dims unchanged
+  m.oob_fill = OobFill::nan_request_zero_fma;  // map.oob-nan-type
+  Diagnostics d = validate(m, kSm90a);
+  std::set<std::string> errors;
+  for (const auto& x : d)
+    if (x.severity == Severity::error) errors.insert(x.rule);
+  EXPECT_EQ(errors, (std::set<std::string>{"map.global-address-align", "map.global-stride-align",
+                                           "map.box-inner-bytes", "map.box-dim-range", "map.element-stride-range",
+                                           "map.oob-nan-type"}));
+}
+
+TEST(Rules, EveryDimensionIsChecked) {
+  TensorMap m = tiled_base();
+  set_rank(m, 5);
+  m.dims = {0, 0, 0, 0, 0};
+  m.box = {0, 0, 0, 0, 0};
+  Diagnostics d = validate(m, kSm90a);
+  std::set<std::string> dims, boxes;
+  for (const auto& x : d) {
+    if (x.rule == "map.global-dim-range") dims.insert(x.where);
+    if (x.rule == "map.box-dim-range") boxes.insert(x.where);
+  }
+  EXPECT_EQ(dims, (std::set<std::string>{"dims[0]", "dims[1]", "dims[2]", "dims[3]", "dims[4]"}));
+  EXPECT_EQ(boxes, (std::set<std::string>{"box[0]", "box[1]", "box[2]", "box[3]", "box[4]"}));
+}
+
+// §0 H17: what the driver accepts must validate without errors (warnings are fine).
+TEST(Rules, H17AcceptedMapsHaveNoErrors) {
+  std::vector<TensorMap> maps;
+  TensorMap m = tiled_base();
+  m.strides[0] = 0, maps.push_back(m);  // stride 0
+  m = tiled_rank3_u8();
+  m.strides = {1024 * 1024, 1024}, maps.push_back(m);  // non-monotonic strides
+  m = tiled_base();
+  m.strides[0] = 1024, maps.push_back(m);  // overlapping rows
+  m = tiled_base();
+  m.dims[1] = 4, m.element_strides[1] = 8, maps.push_back(m);  // element stride > extent
+  m = tiled_base();
+  m.swizzle = Swizzle::b128, m.global_address = 0x10010, maps.push_back(m);  // swizzle, 16-byte global alignment
+  maps.push_back(interleaved_base());                                          // interleave 32b + swizzle 32b
+  m = im2col_base();
+  m.pixel_box_lower = {0, 0}, m.pixel_box_upper = {-7, -7}, maps.push_back(m);  // one-pixel im2col box
+  m = tiled_base();
+  m.box[0] = 64, m.dims[0] = 32, m.strides[0] = 128, maps.push_back(m);  // box wider than the tensor (H5)
+  m = tiled_base();
+  m.element_strides[0] = 3, maps.push_back(m);  // elementStrides[0] > 1 ignored (H16)
+  for (const auto& x : maps) {
+    Diagnostics d = validate(x, kSm90a);
+    EXPECT_FALSE(d.has_errors()) << format(d.front()) << " / " << (d.size() > 1 ? format(d[1]) : "");
+  }
+}
+
+TEST(Rules, SmemAlignmentNoteNamesAlignmentAndPeriod) {
+  TensorMap m = tiled_base();
+  m.swizzle = Swizzle::b128;
+  Diagnostics d = validate(m, kSm90a);
+  const Diagnostic* n = find(d, "map.smem-alignment");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->severity, Severity::note);
+  EXPECT_NE(n->message.find("128-byte aligned"), std::string::npos);
+  EXPECT_NE(n->message.find("1024"), std::string::npos);
+}
+
+TEST(Rules, StoreInnerExtentCountsBytesPastTheEnd) {
+  // H6 probe: int8 extent 466 wrote 14 bytes past it, 470 wrote 10.
+  for (auto [extent, past] : {std::pair{466, 14}, std::pair{470, 10}}) {
+    TensorMap m = tiled_rank3_u8();
+    m.dims[0] = static_cast<uint64_t>(extent);
+    const Diagnostic* w = find(validate(m, kSm90a), "map.store-inner-extent");
+    ASSERT_NE(w, nullptr);
+    EXPECT_NE(w->message.find("up to " + std::to_string(past) + " bytes"), std::string::npos) << w->message;
+  }
+}
+
+TEST(Rules, OutOfRangeRankDoesNotCrash) {
+  for (int rank : {-1, 0, 6, 100, INT32_MIN, INT32_MAX})
+    for (Encode e : {Encode::tiled, Encode::im2col, Encode::im2col_wide}) {
+      TensorMap m = tiled_base();
+      m.encode = e;
+      m.rank = rank;
+      EXPECT_TRUE(validate(m, kSm90a).has_errors());
+    }
+}
+
+}  // namespace
+}  // namespace tmakit::tensor_map
+
+namespace tmakit::tensor_map {
+namespace {
+
+// docs/tensor-maps.md lists every rule of the table.
+TEST(Rules, DocsListEveryRule) {
+  std::ifstream in(std::string(TMAKIT_SOURCE_DIR) + "/docs/tensor-maps.md");
+  std::stringstream s;
+  s << in.rdbuf();
+  const std::string doc = s.str();
+  ASSERT_FALSE(doc.empty());
+  for (const auto& r : map_rules())
+    EXPECT_NE(doc.find("| `" + std::string(r.id) + "` | " + std::string(r.section) + " |"), std::string::npos)
+        << r.id << " missing from docs/tensor-maps.md";
+}
+
+}  // namespace
+}  // namespace tmakit::tensor_map

@@ -1,0 +1,82 @@
+// `tmakit run scenario.json -o DIR`: execute a scenario on the reference model.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "commands.hpp"
+#include "tmakit/scenario/scenario.hpp"
+
+namespace tmakit::cli {
+namespace {
+
+struct RunArgs {
+  std::string file, out_dir, target, ptx_version;
+  std::optional<uint64_t> seed;
+  bool trace = false;
+};
+
+int run_scenario(const RunArgs& a) {
+  scenario::Scenario s;
+  scenario::RunOptions opts;
+  try {
+    s = scenario::load_file(a.file);
+    if (!a.target.empty()) {
+      auto t = spec::parse_target(a.target);
+      if (!t) throw scenario::InputError({Severity::error, "cli.target", "unknown target " + a.target, "--target"});
+      opts.target = t;
+    }
+    if (!a.ptx_version.empty()) {
+      auto v = spec::parse_ptx_version(a.ptx_version);
+      if (!v) throw scenario::InputError({Severity::error, "cli.ptx-version", "bad PTX version " + a.ptx_version, "--ptx-version"});
+      opts.ptx_version = v;
+    }
+  } catch (const DiagnosticError& e) {
+    std::fprintf(stderr, "%s: %s\n", a.file.c_str(), format(e.diagnostic()).c_str());
+    return 2;
+  }
+  opts.seed = a.seed;
+  if (a.trace) opts.trace = [](const std::string& line) { std::printf("trace: %s\n", line.c_str()); };
+  scenario::RunResult r;
+  try {
+    r = scenario::run(s, opts);
+  } catch (const scenario::InputError& e) {
+    std::fprintf(stderr, "%s: %s\n", a.file.c_str(), format(e.diagnostic()).c_str());
+    return 2;
+  } catch (const DiagnosticError& e) {
+    std::fprintf(stderr, "%s: %s\n", a.file.c_str(), format(e.diagnostic()).c_str());
+    return 1;
+  }
+  for (const auto& w : r.warnings) std::fprintf(stderr, "%s: %s\n", a.file.c_str(), format(w).c_str());
+  if (!a.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.out_dir, ec);
+    for (const auto& [name, bytes] : r.outputs) {
+      auto path = std::filesystem::path(a.out_dir) / (name + ".bin");
+      std::ofstream out(path, std::ios::binary);
+      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      if (!out) {
+        std::fprintf(stderr, "tmakit run: error: cannot write %s\n", path.string().c_str());
+        return 2;
+      }
+    }
+  }
+  std::printf("ok: %zu steps, %zu outputs%s%s\n", s.program.size(), r.outputs.size(),
+              a.out_dir.empty() ? "" : " written to ", a.out_dir.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, int& status) {
+  auto* cmd = app.add_subcommand("run", "Run a scenario on the reference model");
+  auto args = std::make_shared<RunArgs>();
+  cmd->add_option("scenario", args->file, "scenario JSON file")->required();
+  cmd->add_option("-o,--out", args->out_dir, "write each output as DIR/NAME.bin");
+  cmd->add_option("--seed", args->seed, "complete in-flight operations in a random order drawn from this seed");
+  cmd->add_flag("--trace", args->trace, "print one line per issue and completion event");
+  cmd->add_option("--target", args->target, "override the scenario's target (sm_90a, ...)");
+  cmd->add_option("--ptx-version", args->ptx_version, "override the scenario's PTX ISA version");
+  cmd->callback([args, &status] { status = run_scenario(*args); });
+}
+
+}  // namespace tmakit::cli
