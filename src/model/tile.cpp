@@ -98,7 +98,7 @@ Plan make_plan(const TensorMap& m, std::span<const int32_t> coords, size_t smem_
          fmt::format("tile {}: {} coordinates for a rank-{} map (§2.1)", what, coords.size(), m.rank));
   p.eb = element_size(m.data_type);
   if (p.eb == 0)
-    unsupported(what, fmt::format("data type {} is a packed type (sm_100+, §2.5)", int(m.data_type)));
+    unsupported(what, fmt::format("data type {} is a packed type (sm_100+, §2.5)", tensor_map::name(m.data_type)));
   p.rank = m.rank;
   p.global_address = m.global_address;
   const bool interleaved = m.interleave != Interleave::none;
@@ -123,10 +123,14 @@ Plan make_plan(const TensorMap& m, std::span<const int32_t> coords, size_t smem_
   p.rows = 1;
   for (int i = 1; i < p.rank; ++i) p.rows *= p.n[i];
 
-  // The box must lie in the CTA's shared memory; a swizzle moves bytes only
-  // inside their 128-byte line (§3.1), so check to the end of the last line.
+  // The box must lie in the CTA's shared memory; a swizzle moves 16-byte chunks
+  // only inside their aligned span (32/64/128 bytes, §3.1), so check to the end of
+  // the last span (the H100 ran 32B-swizzled boxes that end 32 bytes into a line).
   uint64_t end = uint64_t(offset) + (p.rows - 1) * p.pitch + p.row_bytes;
-  if (p.granule) end = (end + 127) / 128 * 128;
+  if (p.granule) {
+    const uint64_t span = std::max<uint64_t>(swizzle_span_bytes(m.swizzle), 16);
+    end = (end + span - 1) / span * span;
+  }
   if (end > smem_size)
     fail("model.shared-range",
          fmt::format("tile {}: box at shared offset {} needs bytes up to {} ({} rows of pitch {}), "
@@ -142,37 +146,39 @@ Plan make_plan(const TensorMap& m, std::span<const int32_t> coords, size_t smem_
   return p;
 }
 
-// Calls f(r, in_bounds, row_base, k) for every shared row r, where row_base is
-// the global address of g0 = 0 in that row (valid when the outer coordinates
-// are in bounds) and k the outer indices k1..k4. Rows go in batches, and
-// pre(base) runs on every in-bound row of the next batch before f runs on the
-// current one, so the caller's prefetches have a batch of time to land.
+// Calls f(r, in_bounds, row_base, span) for every shared row r, where row_base
+// is the global address of g0 = 0 in that row (valid when the outer
+// coordinates are in bounds). Rows go in batches: locate(base) runs on every
+// in-bound row of the next batch before f runs on the current one; it returns
+// the host pointer of the row's contiguous in-bound part (or null) and may
+// prefetch it, so the prefetches have a batch of time to land.
+template <class Ptr>
 struct Row {
   u128 base;
-  std::array<uint32_t, 5> k;
+  Ptr span;
   bool in;
 };
 
-template <class Pre, class F>
-void for_each_row(const Plan& p, Pre&& pre, F&& f) {
+template <class Locate, class F>
+void for_each_row(const Plan& p, Locate&& locate, F&& f) {
+  using Ptr = decltype(locate(u128()));
   constexpr uint64_t kBatch = 16;
-  std::array<std::array<Row, kBatch>, 2> batches;
+  std::array<std::array<Row<Ptr>, kBatch>, 2> batches;
   std::array<uint32_t, 5> k{};
   uint64_t next = 0;  // first row not yet described
-  // Describe (and prefetch) rows [next, next + kBatch) into `b`; returns the count.
-  auto describe = [&](std::array<Row, kBatch>& b) {
+  // Describe rows [next, next + kBatch) into `b`; returns the count.
+  auto describe = [&](std::array<Row<Ptr>, kBatch>& b) {
     const uint64_t count = std::min(kBatch, p.rows - next);
     for (uint64_t j = 0; j < count; ++j) {
-      Row& row = b[j];
+      Row<Ptr>& row = b[j];
       row.in = true;
       row.base = p.global_address;
-      row.k = k;
       for (int i = 1; i < p.rank && row.in; ++i) {
         const int64_t g = p.c[i] + int64_t(k[i]) * p.e[i];
         row.in = g >= 0 && uint64_t(g) < p.dims[i];
         row.base += u128(uint64_t(g)) * p.stride[i];
       }
-      if (row.in) pre(row.base);
+      row.span = row.in ? locate(row.base) : nullptr;
       for (int i = 1; i < p.rank; ++i) {
         if (++k[i] < p.n[i]) break;
         k[i] = 0;
@@ -184,7 +190,10 @@ void for_each_row(const Plan& p, Pre&& pre, F&& f) {
   uint64_t count = describe(batches[0]);
   for (uint64_t r0 = 0, cur = 0; count; cur ^= 1) {
     const uint64_t ahead = next < p.rows ? describe(batches[cur ^ 1]) : 0;
-    for (uint64_t j = 0; j < count; ++j) f(r0 + j, batches[cur][j].in, batches[cur][j].base, batches[cur][j].k);
+    for (uint64_t j = 0; j < count; ++j) {
+      const Row<Ptr>& row = batches[cur][j];
+      f(r0 + j, row.in, row.base, row.span);
+    }
     r0 += count;
     count = ahead;
   }
@@ -214,31 +223,31 @@ class GlobalWindow {
     }
     return nullptr;
   }
-  // End of the allocation of the last successful get().
-  u128 end() const { return hi_; }
-
  private:
   Mem& g_;
   u128 lo_ = 1, hi_ = 0;
   Ptr base_ = nullptr;
 };
 
-// Prefetch the in-bound part of a row (§2.1: k0 in [k_lo, k_hi)) when it is
-// contiguous; only a hint, so a row outside every allocation is skipped here
-// and reported by the copy itself.
+// Host pointer of a row's in-bound part (§2.1: k0 in [k_lo, k_hi)) when it is
+// contiguous (E0 = 1) and inside one allocation, else null (the copy then goes
+// element by element and names a missing element). The span is prefetched.
 template <class Window>
-void prefetch_row(const Plan& p, Window& win, u128 base, bool for_write) {
-  if (p.e[0] != 1 || p.k_lo >= p.k_hi) return;
+auto locate_row(const Plan& p, Window& win, u128 base, bool for_write) {
+  decltype(win.get(0, 0)) a = nullptr;
+  if (p.e[0] != 1 || p.k_lo >= p.k_hi) return a;
   const uint32_t len = (p.k_hi - p.k_lo) * uint32_t(p.eb);
-  const uint8_t* a = win.get(base + u128(uint64_t(p.c[0] + p.k_lo)) * uint64_t(p.eb), len);
-  if (!a) return;
+  a = win.get(base + u128(uint64_t(p.c[0] + p.k_lo)) * uint64_t(p.eb), len);
+  if (!a) return a;
   for (uint32_t i = 0; i < len; i += 64) {
     if (for_write)
       __builtin_prefetch(a + i, 1);
     else
       __builtin_prefetch(a + i, 0);
   }
-  __builtin_prefetch(a + len - 1, for_write ? 1 : 0);
+  if (for_write) __builtin_prefetch(a + len - 1, 1);
+  else __builtin_prefetch(a + len - 1, 0);
+  return a;
 }
 
 std::string hex(u128 a) {
@@ -246,9 +255,12 @@ std::string hex(u128 a) {
   return fmt::format("0x{:x}", uint64_t(a));
 }
 
-[[noreturn]] void global_fault(const Plan& p, const std::array<uint32_t, 5>& k, uint32_t k0, u128 addr) {
+[[noreturn]] void global_fault(const Plan& p, uint64_t row, uint32_t k0, u128 addr) {
   std::string coords = fmt::format("{}", g0_of(p, k0));
-  for (int i = 1; i < p.rank; ++i) coords += fmt::format(", {}", p.c[i] + int64_t(k[i]) * p.e[i]);
+  for (int i = 1; i < p.rank; ++i) {  // row = k1 + N1 * (k2 + ...) (§2.1 item 5)
+    coords += fmt::format(", {}", p.c[i] + int64_t(row % p.n[i]) * p.e[i]);
+    row /= p.n[i];
+  }
   fail("model.global-fault",
        fmt::format("tile {}: in-bound element ({}) at global address {} ({} bytes) is not inside "
                    "any allocation (map global_address {})",
@@ -264,7 +276,20 @@ inline void put(const Plan& p, uint8_t* smem, uint32_t row, uint32_t rel, const 
     return;
   }
   if (p.chunk_mask && ((a | len) & 15) == 0) {  // whole 16-byte chunks (§3.1): the fast path
-    for (; len; len -= 16, a += 16, src += 16) std::memcpy(smem + (a ^ (((a >> 7) & p.chunk_mask) << 4)), src, 16);
+    while (len) {
+      // One 128-byte line at a time: its chunks all XOR with the same bits.
+      const uint32_t x = ((a >> 7) & p.chunk_mask) << 4;
+      const uint32_t n = std::min(len, 128 - (a & 127));
+      uint8_t* line = smem + (a & ~127u);
+      if (n == 128) {  // a whole line: a fixed trip count the compiler unrolls
+        for (uint32_t j = 0; j < 128; j += 16) std::memcpy(line + (j ^ x), src + j, 16);
+        src += 128;
+      } else {
+        for (uint32_t j = a & 127; j < (a & 127) + n; j += 16, src += 16) std::memcpy(line + (j ^ x), src, 16);
+      }
+      a += n;
+      len -= n;
+    }
     return;
   }
   while (len) {
@@ -284,7 +309,19 @@ inline void take(const Plan& p, const uint8_t* smem, uint32_t row, uint32_t rel,
     return;
   }
   if (p.chunk_mask && ((a | len) & 15) == 0) {
-    for (; len; len -= 16, a += 16, dst += 16) std::memcpy(dst, smem + (a ^ (((a >> 7) & p.chunk_mask) << 4)), 16);
+    while (len) {
+      const uint32_t x = ((a >> 7) & p.chunk_mask) << 4;
+      const uint32_t n = std::min(len, 128 - (a & 127));
+      const uint8_t* line = smem + (a & ~127u);
+      if (n == 128) {
+        for (uint32_t j = 0; j < 128; j += 16) std::memcpy(dst + j, line + (j ^ x), 16);
+        dst += 128;
+      } else {
+        for (uint32_t j = a & 127; j < (a & 127) + n; j += 16, dst += 16) std::memcpy(dst, line + (j ^ x), 16);
+      }
+      a += n;
+      len -= n;
+    }
     return;
   }
   while (len) {
@@ -304,31 +341,31 @@ void write_box(const Plan& p, uint32_t src_offset, GlobalMemory& g, Apply&& appl
   GlobalWindow<GlobalMemory, uint8_t*> win(g);
   const uint32_t eb = uint32_t(p.eb);
   if (p.k_lo >= p.k_hi) return;  // no row has an in-bound element
-  auto pre = [&](u128 base) { prefetch_row(p, win, base, true); };
-  for_each_row(p, pre, [&](uint64_t r, bool in, u128 base, const std::array<uint32_t, 5>& k) {
+  auto locate = [&](u128 base) { return locate_row(p, win, base, true); };
+  for_each_row(p, locate, [&](uint64_t r, bool in, u128 base, uint8_t* span) {
     if (!in) return;
     const uint32_t row = src_offset + uint32_t(r * p.pitch);
     // H6: the 16-byte global chunk holding the last in-bound element's bytes is
     // written whole.
     const u128 last_end = element_address(p, base, p.k_hi - 1) + eb;
     const u128 chunk_end = (last_end + 15) & ~u128(15);
-    if (p.e[0] == 1) {
-      const uint32_t len = (p.k_hi - p.k_lo) * eb;
-      if (uint8_t* dst = win.get(element_address(p, base, p.k_lo), len)) {
-        // Extension bytes exist only inside the same allocation.
-        const u128 limit = std::min(chunk_end, win.end());
-        const uint32_t ext = limit > last_end
-                                 ? std::min<uint32_t>(uint32_t((limit - last_end) / eb), p.n[0] - p.k_hi)
-                                 : 0;
-        apply(dst, row, p.k_lo * eb, len + ext * eb);
-        return;
-      }
+    if (span) {
+      // Extension elements are written only where their bytes exist (the
+      // address right after an allocation's end lies in no other allocation).
+      const uint32_t max_ext = std::min<uint32_t>(uint32_t((chunk_end - last_end) / eb), p.n[0] - p.k_hi);
+      uint32_t ext = 0;
+      if (max_ext && win.get(last_end, uint64_t(max_ext) * eb))
+        ext = max_ext;
+      else
+        while (ext < max_ext && win.get(last_end + u128(ext) * eb, eb)) ++ext;
+      apply(span, row, p.k_lo * eb, (p.k_hi - p.k_lo + ext) * eb);
+      return;
     }
     // Element by element: strided dimension 0 (interleave), or a fault to name.
     for (uint32_t k0 = p.k_lo; k0 < p.k_hi; ++k0) {
       const u128 a = element_address(p, base, k0);
       uint8_t* dst = win.get(a, eb);
-      if (!dst) global_fault(p, k, k0, a);
+      if (!dst) global_fault(p, r, k0, a);
       apply(dst, row, k0 * eb, eb);
     }
     for (uint32_t k0 = p.k_hi; k0 < p.n[0]; ++k0) {
@@ -352,8 +389,8 @@ void tile_load(const TensorMap& map, std::span<const int32_t> coords, const Glob
   const uint32_t eb = uint32_t(p.eb);
   uint8_t* smem = cta_smem.data();
   GlobalWindow<const GlobalMemory, const uint8_t*> win(g);
-  auto pre = [&](u128 base) { prefetch_row(p, win, base, false); };
-  for_each_row(p, pre, [&](uint64_t r, bool in, u128 base, const std::array<uint32_t, 5>& k) {
+  auto locate = [&](u128 base) { return locate_row(p, win, base, false); };
+  for_each_row(p, locate, [&](uint64_t r, bool in, u128 base, const uint8_t* src) {
     const uint32_t row = dst_offset + uint32_t(r * p.pitch);
     if (!in || p.k_lo >= p.k_hi) {
       put(p, smem, row, 0, fill, p.row_bytes);
@@ -361,14 +398,13 @@ void tile_load(const TensorMap& map, std::span<const int32_t> coords, const Glob
     }
     const uint32_t b_lo = p.k_lo * eb, b_hi = p.k_hi * eb;
     if (b_lo) put(p, smem, row, 0, fill, b_lo);
-    const uint8_t* src = p.e[0] == 1 ? win.get(element_address(p, base, p.k_lo), b_hi - b_lo) : nullptr;
     if (src) {
       put(p, smem, row, b_lo, src, b_hi - b_lo);
     } else {
       for (uint32_t k0 = p.k_lo; k0 < p.k_hi; ++k0) {
         const u128 a = element_address(p, base, k0);
         const uint8_t* s = win.get(a, eb);
-        if (!s) global_fault(p, k, k0, a);
+        if (!s) global_fault(p, r, k0, a);
         put(p, smem, row, k0 * eb, s, eb);
       }
     }

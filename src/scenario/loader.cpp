@@ -44,7 +44,8 @@ std::vector<uint8_t> read_file(const std::filesystem::path& p, const std::string
 Init parse_init(const json& j, const std::string& where, const std::filesystem::path& dir, std::optional<uint64_t> size) {
   Init init;
   if (!j.is_object() || j.size() != 1) bad(where, "must be one of {\"file\"}, {\"byte\"}, {\"hex\"}, {\"random\"}");
-  const auto& [key, v] = *j.items().begin();
+  const std::string key = j.begin().key();
+  const json& v = j.begin().value();
   if (key == "file") {
     init.kind = Init::Kind::file;
     init.bytes = read_file(dir / get_string(v, where + ".file"), where + ".file");

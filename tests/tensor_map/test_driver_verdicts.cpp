@@ -100,6 +100,7 @@ TEST(DriverVerdicts, ValidatorRefusesExactlyWhatTheDriverRefuses) {
   ASSERT_FALSE(all.empty());
   int agree = 0;
   std::vector<std::string> disagreements;
+  std::map<std::string, int> classes;  // "intended rule: driver X, tmakit Y" -> count
   for (const Verdict& v : all) {
     const bool driver_refused = v.driver != "CUDA_SUCCESS";
     Outcome o = judge(v);
@@ -107,14 +108,17 @@ TEST(DriverVerdicts, ValidatorRefusesExactlyWhatTheDriverRefuses) {
       ++agree;
       continue;
     }
+    classes[v.intended_rule + ": driver " + v.driver + ", tmakit " + (o.refused ? "refuses" : "accepts")]++;
     std::ostringstream s;
     s << "line " << v.line << " (intended " << v.intended_rule << "): driver " << v.driver << ", tmakit "
       << (o.refused ? "refuses" : "accepts") << "\n  " << v.map.dump() << "\n" << o.text;
     disagreements.push_back(s.str());
   }
-  std::string first;
+  std::string summary, first;
+  for (const auto& [what, n] : classes) summary += "  " + std::to_string(n) + " × " + what + "\n";
   for (size_t i = 0; i < disagreements.size() && i < 15; ++i) first += disagreements[i];
-  EXPECT_TRUE(disagreements.empty()) << agree << " of " << all.size() << " agree; first disagreements:\n" << first;
+  EXPECT_TRUE(disagreements.empty()) << agree << " of " << all.size() << " agree; disagreements by class:\n"
+                                     << summary << "first disagreements:\n" << first;
 }
 
 // When the driver refuses a set that was broken in one named rule, that rule is

@@ -53,7 +53,12 @@ int span_of(Swizzle s) {
 uint64_t box_bytes(const TensorMap& m) {
   if (m.encode == Encode::im2col) return uint64_t(m.channels_per_pixel) * m.pixels_per_column * elem_bytes(m.data_type);
   uint64_t n = elem_bytes(m.data_type);
-  for (int i = 0; i < m.rank; ++i) n *= (m.box[i] + m.element_strides[i] - 1) / m.element_strides[i];
+  for (int i = 0; i < m.rank; ++i) {
+    // elementStrides[0] is ignored without interleave (§1.3, H16); a 0 stride is itself the broken rule
+    const bool ignored = i == 0 && m.interleave == Interleave::none;
+    const uint64_t e = m.element_strides[i] && !ignored ? m.element_strides[i] : 1;
+    n *= (m.box[i] + e - 1) / e;
+  }
   return n;
 }
 
@@ -382,6 +387,14 @@ int main(int argc, char** argv) {
   };
   emit(limit_case(false), "none");
   emit(limit_case(true), "map.box-bytes-limit");
+  // Does the byte limit divide box[0] by an (ignored) elementStrides[0]? uint8 {256, 228, 8}
+  // with elementStrides[0] = 2 is 233,472 bytes if it does, 466,944 if not.
+  for (uint32_t e0 = 2; e0 <= 8; e0 *= 2) {
+    TensorMap m = limit_case(false);
+    m.box = {256, 228, 4 * e0, 1, 1};
+    m.element_strides = {e0, 1, 1, 1, 1};
+    emit(m, "map.box-bytes-limit");
+  }
   while (written < count) {
     const bool im2col = chance(0.3);
     TensorMap m = im2col ? valid_im2col() : valid_tiled();
@@ -397,6 +410,60 @@ int main(int argc, char** argv) {
         break;
       }
     }
+  }
+  // Targeted probes for what the random sets left open (docs/hardware-notes.md):
+  // (a) the byte limit's per-dimension count: floor or ceil of box / elementStrides, dim 0 included?
+  for (int n = 0; n < 150; ++n) {
+    TensorMap m;
+    m.data_type = static_cast<DataType>(irand(0, 12));
+    const int eb = elem_bytes(m.data_type);
+    m.rank = irand(2, 5);
+    m.box[0] = uint32_t(irand(1, 256 * eb / 16) * 16 / eb);
+    if (m.box[0] > 256) m.box[0] = 256 / (16 / eb) * (16 / eb);
+    for (int i = 1; i < m.rank; ++i) m.box[i] = irand(1, 256);
+    for (int i = 0; i < m.rank; ++i) m.element_strides[i] = chance(0.5) ? 1 : irand(2, 8);
+    // keep only sets where the floor and ceil readings fall on different sides of the limit
+    uint64_t fl = eb, ce = eb;
+    for (int i = 0; i < m.rank; ++i) {
+      fl *= m.box[i] / m.element_strides[i];
+      ce *= (m.box[i] + m.element_strides[i] - 1) / m.element_strides[i];
+    }
+    if (!(fl <= kMaxBoxBytes && ce > kMaxBoxBytes)) { --n; continue; }
+    random_extents(m, 16);
+    m.global_address = base_address;
+    emit(m, box_bytes(m) > kMaxBoxBytes ? "map.box-bytes-limit" : "none");
+  }
+  // (b) im2col boxes over spatial extents near 2^31 and 2^32 (X + upper - lower in 32 bits?)
+  for (int n = 0; n < 80; ++n) {
+    TensorMap m = valid_im2col();
+    const int s = irand(0, m.rank - 3);
+    const uint64_t anchors[] = {1ull << 31, (1ull << 31) + 1, (1ull << 32) - 1, 1ull << 32};
+    m.dims[s + 1] = anchors[irand(0, 3)] - uint64_t(irand(0, 3));
+    const int lim = m.rank == 3 ? 32768 : (m.rank == 4 ? 128 : 16);
+    m.pixel_box_lower[s] = irand(-std::min(lim, 8), std::min(lim - 1, 8));
+    m.pixel_box_upper[s] = irand(-std::min(lim, 8), std::min(lim - 1, 8));
+    emit(m, int64_t(m.dims[s + 1]) - 1 + m.pixel_box_upper[s] < m.pixel_box_lower[s] ? "map.im2col-box-empty" : "none");
+  }
+  // (c) interleave 16B / 32B against every swizzle and several inner box widths
+  for (int n = 0; n < 120; ++n) {
+    TensorMap m = valid_tiled();
+    m.interleave = static_cast<Interleave>(irand(1, 2));
+    m.rank = std::max(m.rank, 3);
+    for (int i = 1; i < m.rank; ++i) if (!m.box[i]) m.box[i] = 1;
+    m.swizzle = static_cast<Swizzle>(irand(0, 3));
+    const int eb = elem_bytes(m.data_type);
+    const int widths[] = {8, 16, 32, 64, 128, 256};
+    int w = widths[irand(0, 5)];
+    m.box[0] = std::max(1, w / eb);
+    m.element_strides[0] = 1;
+    fit_box_limit(m);
+    random_extents(m, 32);
+    m.global_address = base_address + 32 * urand(0, 8);
+    const bool span_ok = m.swizzle == Swizzle::none || int(m.box[0]) * eb <= span_of(m.swizzle);
+    const char* rule = m.interleave == Interleave::b32 && m.swizzle != Swizzle::b32 ? "map.interleave-swizzle"
+                       : (int(m.box[0]) * eb) % 16 != 0 ? "none"
+                       : !span_ok ? "map.swizzle-span" : "none";
+    emit(m, rule);
   }
   std::printf("driver verdicts: %d sets written to %s\n%-28s %6s %8s\n", written, argv[1], "intended rule", "sets",
               "refused");

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds one libFuzzer target with clang (ASan + UBSan) and runs it for SECONDS,
+# starting from the seed corpus. Usage: run.sh ptx|scenario SECONDS [BUILD_DIR]
+set -euo pipefail
+target=$1; seconds=$2
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+out=${3:-$root/build/fuzz}
+mkdir -p "$out/corpus_$target"
+bin="$out/fuzz_$target"
+srcs=$(ls "$root"/src/diag.cpp "$root"/src/spec/*.cpp "$root"/src/ptx/*.cpp)
+if [ "$target" = scenario ]; then
+  srcs="$srcs $(ls "$root"/src/tensor_map/*.cpp "$root"/src/model/*.cpp "$root"/src/scenario/*.cpp)"
+fi
+if [ ! -x "$bin" ] || [ -n "$(find "$root/src" "$root/include" "$root/tests/fuzz" -newer "$bin" -name '*.[ch]pp' | head -1)" ]; then
+  clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -I"$root/include" $srcs "$root/tests/fuzz/fuzz_$target.cpp" -lfmt -o "$bin"
+fi
+# Seed corpus: the bundled examples and the instruction lines of their programs.
+if [ "$target" = scenario ]; then
+  cp "$root"/examples/*/scenario.json "$out/corpus_$target/" 2>/dev/null || true
+  for f in "$root"/examples/*/scenario.json; do cp "$f" "$out/corpus_$target/$(basename "$(dirname "$f")").json"; done
+else
+  i=0
+  grep -ho '"[a-z@!][^"]*;"' "$root"/examples/*/scenario.json | tr -d '"' | while read -r line; do
+    i=$((i+1)); printf '%s' "$line" > "$out/corpus_$target/ex$i"; done
+fi
+"$bin" -artifact_prefix="$out/" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 "$out/corpus_$target" 2>&1 | tail -5
