@@ -1,6 +1,7 @@
 // The validator's rule table and validate(): every violated rule, each with its
 // stable id, the field it concerns and the values involved.
-// Driver rules: §1.3 (tiled), §1.4 (im2col), §1.5 (im2col_wide), settled by H17.
+// Driver rules: §1.3 (tiled), §1.4 (im2col), §1.5 (im2col_wide), settled by H17 and
+// by the 2,750 recorded H100 verdicts (docs/hardware-notes.md, "HW n" = its item n).
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -21,14 +22,19 @@ constexpr MapRule kRules[] = {
      "each stride a multiple of 16 (32 with interleave 32b, 16u4_align16b, 16u6_align16b)"},
     {"map.global-stride-range", "§1.3", true, E, "each stride below 2^40 bytes"},
     {"map.box-dim-range", "§1.3", true, E, "each box[i] in 1..256"},
-    {"map.box-inner-bytes", "§1.3", true, E, "interleave none: box[0] × element size a multiple of 16 bytes"},
+    {"map.box-inner-bytes", "§1.3, HW5", true, E,
+     "box[0] × element size a multiple of 16 bytes (with interleave too, HW5)"},
     {"map.element-stride-range", "§1.3", true, E, "each element stride in 1..8"},
     {"map.interleave-rank", "§1.3", true, E, "interleave 16b/32b needs rank 3..5"},
-    {"map.interleave-swizzle", "§1.3, H17", true, E, "interleave 32b needs swizzle 32b"},
+    {"map.interleave-swizzle", "§1.3, HW3", false, W,
+     "interleave 32b without swizzle 32b: cuda.h requires it, the H100 driver accepts it"},
     {"map.swizzle-span", "§1.3, §1.4, §1.5", true, E,
      "interleave none: inner box row at most the swizzle span (32, 64, 128 bytes)"},
     {"map.oob-nan-type", "§1.3", true, E, "NaN fill only for float types, never packed ones"},
-    {"map.box-bytes-limit", "H17", true, E, "one instruction delivers at most 233,472 bytes"},
+    {"map.box-bytes-limit", "H17, HW1", true, E,
+     "Π floor(box[i] / element_strides[i]) × element size (dimension 0 included) at most 233,472 bytes"},
+    {"map.box-bytes-delivered", "H17, HW1, H16", false, W,
+     "the driver accepts the map but one load delivers more than 233,472 bytes (ceil, E[0] ignored)"},
     {"map.packed-type-target", "§1.2, H17", true, E, "packed 16u4/16u6 types need sm_100 or later"},
     {"map.atom-swizzle-target", "§3.4, H17", true, E, "128b_atom_* swizzles need sm_100 or later"},
     {"map.packed-global-dim", "§1.3", true, E,
@@ -44,7 +50,7 @@ constexpr MapRule kRules[] = {
     {"map.im2col-corner-range", "§1.4", true, E,
      "pixel box corners in [-32768, 32767] (rank 3), [-128, 127] (rank 4), [-16, 15] (rank 5)"},
     {"map.im2col-box-empty", "§1.4, §1.5, H17", true, E,
-     "pixel bounding box not empty: dims[d] + upper - lower >= 1 per spatial dim (one pixel is fine)"},
+     "pixel bounding box not empty: int32(dims[d] + upper) > lower per spatial dim, wrapping (HW2)"},
     {"map.im2col-channels", "§1.4, §1.5", true, E, "channels_per_pixel in 1..256"},
     {"map.im2col-pixels", "§1.4, §1.5", true, E, "pixels_per_column in 1..1024 (ignored in mode w128)"},
     {"map.im2col-wide-target", "§1.5", true, E, "im2col_wide maps need sm_100 or later"},
@@ -65,7 +71,7 @@ constexpr uint64_t kMaxDim = uint64_t{1} << 32;      // §1.3 globalDim ≤ 2^32
 constexpr uint64_t kStrideLimit = uint64_t{1} << 40;  // §1.3 globalStrides < 2^40
 constexpr uint32_t kMaxBox = 256;                     // §1.3 boxDim ≤ 256
 constexpr uint32_t kMaxElementStride = 8;             // §1.3 elementStrides ≤ 8
-constexpr uint64_t kMaxBoxBytes = 233472;             // H17: 228 KiB per instruction
+constexpr uint64_t kMaxBoxBytes = 233472;             // H17, HW1: 228 KiB per instruction
 constexpr uint32_t kMaxChannels = 256;                // §1.4 channelsPerPixel ≤ 256
 constexpr uint32_t kMaxPixels = 1024;                 // §1.4 pixelsPerColumn ≤ 1024
 
@@ -101,8 +107,10 @@ class Checker {
   void element_strides(int r);
   void interleave_and_swizzle(int r);
   void fill_and_size();
+  uint64_t driver_box_bytes() const;
   void packed(int r);
   void im2col(int r);
+  void im2col_box_empty(int i);
   void advisories(int r);
   void stride_overlap(int r);
 
@@ -183,7 +191,9 @@ void Checker::box(int r) {
   for (int i = 0; i < r; ++i)
     if (m_.box[i] < 1 || m_.box[i] > kMaxBox)
       add("map.box-dim-range", fmt::format("box[{}] = {} is outside 1..256", i, m_.box[i]), idx("box", i));
-  if (r >= 1 && m_.interleave == Interleave::none) {
+  // cuda.h states this for interleave none only; the H100 driver refuses every
+  // interleaved map with an 8-byte inner box too (HW5: 18 of 18 sets).
+  if (r >= 1) {
     uint64_t bits = uint64_t{m_.box[0]} * elem_bits();
     if (bits % 128)
       add("map.box-inner-bytes",
@@ -206,9 +216,14 @@ void Checker::interleave_and_swizzle(int r) {
   if (m_.interleave != Interleave::none && r != 0 && r < 3)
     add("map.interleave-rank", fmt::format("interleave {} needs rank 3..5, got rank {}", name(m_.interleave), r),
         "interleave");
+  // cuda.h (and §1.3) require swizzle 32b with interleave 32b, but the H100 driver
+  // accepts none, 64b and 128b (HW3: 39 sets), so this is advice, not a refusal.
   if (m_.interleave == Interleave::b32 && m_.swizzle != Swizzle::b32)
     add("map.interleave-swizzle",
-        fmt::format("interleave 32b needs swizzle 32b, got swizzle {}", name(m_.swizzle)), "swizzle");
+        fmt::format("interleave 32b with swizzle {}: cuda.h requires swizzle 32b; the H100 driver accepts the map, "
+                    "but the shared-memory layout of this combination is unmeasured",
+                    name(m_.swizzle)),
+        "swizzle");
   if (m_.interleave == Interleave::none && m_.swizzle != Swizzle::none && (r >= 1 || !tiled())) {
     uint64_t n = tiled() ? m_.box[0] : m_.channels_per_pixel;
     uint64_t bits = n * elem_bits();
@@ -227,15 +242,43 @@ void Checker::fill_and_size() {
     add("map.oob-nan-type",
         fmt::format("oob_fill nan_request_zero_fma needs a float data type, got {}", name(m_.data_type)),
         "oob_fill");
-  uint64_t bytes = m_.bytes_per_box();
-  if (bytes > kMaxBoxBytes) {
-    std::string how = tiled() ? "Π ceil(box[i] / element_strides[i]) × element size"
-                              : "channels_per_pixel × pixels × element size";
-    add("map.box-bytes-limit",
-        fmt::format("one instruction would deliver {} bytes ({}); the limit is {} bytes (228 KiB)", bytes, how,
-                    kMaxBoxBytes),
-        tiled() ? "box" : "pixels_per_column");
+  if (!tiled()) {
+    uint64_t bytes = m_.bytes_per_box();
+    if (bytes > kMaxBoxBytes)
+      add("map.box-bytes-limit",
+          fmt::format("one instruction would deliver {} bytes (channels_per_pixel × pixels × element size); the limit "
+                      "is {} bytes (228 KiB)",
+                      bytes, kMaxBoxBytes),
+          "pixels_per_column");
+    return;
   }
+  const uint64_t counted = driver_box_bytes(), delivered = m_.bytes_per_box();
+  if (counted > kMaxBoxBytes)
+    add("map.box-bytes-limit",
+        fmt::format("the driver counts {} bytes (Π floor(box[i] / element_strides[i]) × element size, dimension 0 "
+                    "included); the limit is {} bytes (228 KiB)",
+                    counted, kMaxBoxBytes),
+        "box");
+  else if (delivered > kMaxBoxBytes)
+    add("map.box-bytes-delivered",
+        fmt::format("one load delivers {} bytes (Π ceil(box[i] / element_strides[i]) × element size, element_strides[0] "
+                    "ignored without interleave, H16), more than {} bytes (228 KiB), which no CTA's shared memory holds; "
+                    "the driver accepts the map because it counts only {} bytes (floor, dimension 0 included)",
+                    delivered, kMaxBoxBytes, counted),
+        "box");
+}
+
+// HW1: the driver's size test is Π floor(box[i] / E[i]) × element size with E[0]
+// counted even without interleave (1,014 of 1,014 sets where floor and ceil
+// readings differ). A box of 1 with E = 4 counts 0, so the product can be 0.
+uint64_t Checker::driver_box_bytes() const {
+  uint64_t count = 1;
+  for (int i = 0; i < std::clamp(m_.rank, 0, kMaxRank); ++i) {
+    uint32_t e = m_.element_strides[i] == 0 ? 1 : m_.element_strides[i];  // 0: map.element-stride-range
+    count = detail::mul_sat(count, m_.box[i] / e);
+  }
+  uint64_t bits = detail::mul_sat(count, elem_bits());
+  return bits == UINT64_MAX ? bits : (bits + 7) / 8;
 }
 
 void Checker::packed(int r) {
@@ -274,7 +317,6 @@ void Checker::packed(int r) {
 }
 
 void Checker::im2col(int r) {
-  auto spatial_dim = [](int i) { return i + 1; };  // corner entry i applies to W, H, D (H11)
   if (m_.encode == Encode::im2col) {
     // §1.4: the corners share 16 bits between the spatial dimensions.
     int64_t lim = r == 3 ? 32768 : r == 4 ? 128 : 16;
@@ -287,21 +329,13 @@ void Checker::im2col(int r) {
               fmt::format("{}[{}] = {} is outside [{}, {}] for rank {}", field, i, v, -lim, lim - 1, r),
               idx(field, i));
       }
-    for (int i = 0; r >= 3 && i < r - 2; ++i) {
-      int d = spatial_dim(i);
-      int64_t extent = clamp_dim(m_.dims[d]) + m_.pixel_box_upper[i] - m_.pixel_box_lower[i];
-      if (extent < 1)
-        add("map.im2col-box-empty",
-            fmt::format("the pixel bounding box is empty along dimension {}: dims[{}] + upper - lower = {} + {} - {} "
-                        "= {} (needs at least 1)",
-                        d, d, m_.dims[d], m_.pixel_box_upper[i], m_.pixel_box_lower[i], extent),
-            idx("pixel_box_upper", i));
-    }
+    for (int i = 0; r >= 3 && i < r - 2; ++i) im2col_box_empty(i);
   } else {
     for (auto [field, v] : {std::pair{"pixel_box_lower_w", m_.pixel_box_lower_w},
                             std::pair{"pixel_box_upper_w", m_.pixel_box_upper_w}})
       if (v < -32768 || v > 32767)
         add("map.im2col-wide-corner-range", fmt::format("{} = {} is outside [-32768, 32767]", field, v), field);
+    // sm_100 only and unmeasured: the arithmetic test of §1.5, not the H100 im2col wrap (HW2).
     if (r >= 3) {
       int64_t extent = clamp_dim(m_.dims[1]) + m_.pixel_box_upper_w - m_.pixel_box_lower_w;
       if (extent < 1)
@@ -329,6 +363,36 @@ void Checker::im2col(int r) {
   if (pixels_used && (m_.pixels_per_column < 1 || m_.pixels_per_column > kMaxPixels))
     add("map.im2col-pixels", fmt::format("pixels_per_column = {} is outside 1..1024", m_.pixels_per_column),
         "pixels_per_column");
+}
+
+// The filter base ranges over [lower, X - 1 + upper] along spatial dimension X (§4.1),
+// so the box is empty when X - 1 + upper < lower. The H100 driver decides with
+// int32(X + upper) > lower in wrapping 32-bit arithmetic (HW2: 445 of 445 im2col sets;
+// the 64-bit test misses 101). Below 2^31 the two agree; at larger extents the sum
+// wraps negative (or, for X = 2^32, to upper) and the driver refuses boxes that are
+// not empty. The wrap only ever refuses more (X + upper >= 1 - 32768 cannot wrap
+// upwards), so mirroring it never accepts a truly empty box.
+void Checker::im2col_box_empty(int i) {
+  const int d = i + 1;  // corner entry i applies to W, H, D (H11)
+  const int64_t upper = m_.pixel_box_upper[i], lower = m_.pixel_box_lower[i];
+  // Modulo 2^32 (defined for unsigned; the int32 conversion is modulo too in C++20).
+  const auto low32 = static_cast<uint32_t>(m_.dims[d] + static_cast<uint64_t>(upper));
+  const auto driver_sum = static_cast<int32_t>(low32);
+  if (driver_sum > lower) return;
+  const int64_t last = clamp_dim(m_.dims[d]) - 1 + upper;  // the true last base coordinate
+  if (last < lower)
+    add("map.im2col-box-empty",
+        fmt::format("the pixel bounding box is empty along dimension {}: dims[{}] - 1 + upper = {} - 1 + {} = {} is "
+                    "below lower = {} (one pixel needs dims[{}] + upper - lower >= 1)",
+                    d, d, m_.dims[d], upper, last, lower, d),
+        idx("pixel_box_upper", i));
+  else
+    add("map.im2col-box-empty",
+        fmt::format("the driver refuses this pixel box along dimension {}: its test int32(dims[{}] + upper) > lower "
+                    "wraps in 32 bits: int32({} + {}) = {} is not above lower = {} (the box itself is not empty; "
+                    "keep dims[{}] + upper below 2^31)",
+                    d, d, m_.dims[d], upper, driver_sum, lower, d),
+        idx("pixel_box_upper", i));
 }
 
 void Checker::advisories(int r) {

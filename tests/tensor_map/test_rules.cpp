@@ -6,6 +6,7 @@
 #include <cctype>
 #include <fstream>
 #include <functional>
+#include <random>
 #include <sstream>
 #include <set>
 
@@ -74,14 +75,24 @@ const std::vector<Case>& cases() {
       {"map.box-inner-bytes", "16u4_align8b 32 / 31 (half bytes)", tiled_base,
        [](auto& m) { m.data_type = DataType::u4_align8b, m.box[0] = 32; },
        [](auto& m) { m.data_type = DataType::u4_align8b, m.box[0] = 31; }, "box[0]", kSm100a},
+      // HW5: the driver applies the 16-byte rule to interleaved maps too (cuda.h says NONE only).
+      {"map.box-inner-bytes", "interleave 32b, float32 4 / 3", interleaved_base, [](auto& m) { m.box[0] = 4; },
+       [](auto& m) { m.box[0] = 3; }, "box[0]"},
+      {"map.box-inner-bytes", "interleave 16b, float32 4 / 2 (8 bytes, refused on the H100)", interleaved_base,
+       [](auto& m) { m.interleave = Interleave::b16, m.box[0] = 4; },
+       [](auto& m) { m.interleave = Interleave::b16, m.box[0] = 2; }, "box[0]"},
       {"map.element-stride-range", "8 / 9", tiled_base, [](auto& m) { m.element_strides[1] = 8; },
        [](auto& m) { m.element_strides[1] = 9; }, "element_strides[1]"},
       {"map.element-stride-range", "1 / 0", tiled_base, [](auto& m) { m.element_strides[0] = 1; },
        [](auto& m) { m.element_strides[0] = 0; }, "element_strides[0]"},
       {"map.interleave-rank", "rank 3 / 2", interleaved_base, [](auto& m) { m.rank = 3; }, [](auto& m) { m.rank = 2; },
        "interleave"},
+      // HW3: a warning now (the H100 driver accepts interleave 32b with any swizzle).
       {"map.interleave-swizzle", "32b / 64b", interleaved_base, [](auto& m) { m.swizzle = Swizzle::b32; },
        [](auto& m) { m.swizzle = Swizzle::b64; }, "swizzle"},
+      {"map.interleave-swizzle", "interleave 16b / 32b with swizzle none", interleaved_base,
+       [](auto& m) { m.interleave = Interleave::b16, m.swizzle = Swizzle::none; },
+       [](auto& m) { m.interleave = Interleave::b32, m.swizzle = Swizzle::none; }, "swizzle"},
       {"map.swizzle-span", "128b: 128 / 144 bytes", tiled_base,
        [](auto& m) { m.swizzle = Swizzle::b128, m.box[0] = 32; },
        [](auto& m) { m.swizzle = Swizzle::b128, m.box[0] = 36; }, "box[0]"},
@@ -99,9 +110,27 @@ const std::vector<Case>& cases() {
       // H17: 233,472 accepted, 233,520 rejected.
       {"map.box-bytes-limit", "233472 / 233520", tiled_rank3_u8, [](auto& m) { m.box = {256, 16, 57}; },
        [](auto& m) { m.box = {16, 139, 105}; }, "box"},
-      {"map.box-bytes-limit", "with element strides", tiled_rank3_u8,
-       [](auto& m) { m.box = {256, 32, 57}, m.element_strides = {1, 2, 1}; },
-       [](auto& m) { m.box = {256, 33, 57}, m.element_strides = {1, 2, 1}; }, "box"},
+      // HW1: the driver counts floor(box[i] / E[i]): 256 × floor(33 / 2) × 57 = 233,472 is accepted
+      // (a load delivers 256 × 17 × 57 = 248,064), 256 × floor(34 / 2) × 57 = 248,064 refused.
+      {"map.box-bytes-limit", "element strides count floor: 33 / 34", tiled_rank3_u8,
+       [](auto& m) { m.box = {256, 33, 57}, m.element_strides = {1, 2, 1}; },
+       [](auto& m) { m.box = {256, 34, 57}, m.element_strides = {1, 2, 1}; }, "box"},
+      // HW1: element_strides[0] counts too (H16 says it is ignored without interleave):
+      // 128 × 228 × 8 = 233,472 accepted (the notes' example), 128 × 229 × 8 = 234,496 refused.
+      {"map.box-bytes-limit", "element_strides[0] counts: 228 / 229", tiled_rank3_u8,
+       [](auto& m) { m.box = {256, 228, 8}, m.element_strides = {2, 1, 1}; },
+       [](auto& m) { m.box = {256, 229, 8}, m.element_strides = {2, 1, 1}; }, "box"},
+      // HW1: a box of 1 with element stride 4 counts 0, so the product is 0 (the notes' float32 example).
+      {"map.box-bytes-limit", "box 1 / 4 under element stride 4", tiled_base,
+       [](auto& m) {
+         m.rank = 5, m.dims = {512, 512, 512, 512, 512}, m.strides = {2048, 1 << 20, 1 << 29, 1ull << 38};
+         m.box = {4, 76, 1, 4, 243}, m.element_strides = {1, 2, 4, 1, 1};
+       },
+       [](auto& m) {
+         m.rank = 5, m.dims = {512, 512, 512, 512, 512}, m.strides = {2048, 1 << 20, 1 << 29, 1ull << 38};
+         m.box = {4, 76, 4, 4, 243}, m.element_strides = {1, 2, 4, 1, 1};
+       },
+       "box"},
       {"map.box-bytes-limit", "not clipped to the tensor", tiled_rank3_u8,
        [](auto& m) { m.dims = {16, 16, 16}, m.box = {256, 16, 57}; },
        [](auto& m) { m.dims = {16, 16, 16}, m.box = {16, 139, 105}; }, "box"},
@@ -109,6 +138,13 @@ const std::vector<Case>& cases() {
        [](auto& m) { m.channels_per_pixel = 128, m.swizzle = Swizzle::none, m.pixels_per_column = 912; },
        [](auto& m) { m.channels_per_pixel = 128, m.swizzle = Swizzle::none, m.pixels_per_column = 913; },
        "pixels_per_column"},
+      // What a load really delivers (ceil, E[0] ignored, H16) past 233,472 while the driver accepts.
+      {"map.box-bytes-delivered", "ceil on dimension 1: 32 / 33", tiled_rank3_u8,
+       [](auto& m) { m.box = {256, 32, 57}, m.element_strides = {1, 2, 1}; },
+       [](auto& m) { m.box = {256, 33, 57}, m.element_strides = {1, 2, 1}; }, "box"},
+      {"map.box-bytes-delivered", "element_strides[0] ignored: 128 / 144", tiled_rank3_u8,
+       [](auto& m) { m.box = {128, 228, 8}, m.element_strides = {2, 1, 1}; },
+       [](auto& m) { m.box = {144, 228, 8}, m.element_strides = {2, 1, 1}; }, "box"},
       {"map.packed-type-target", "sm_100a / sm_90a", packed_base, [](auto&) {}, [](auto&) {}, "data_type", kSm100a},
       {"map.atom-swizzle-target", "sm_100a / sm_90a", tiled_base, [](auto& m) { m.swizzle = Swizzle::b128_atom_32b; },
        [](auto& m) { m.swizzle = Swizzle::b128_atom_64b; }, "swizzle", kSm100a},
@@ -169,6 +205,21 @@ const std::vector<Case>& cases() {
       {"map.im2col-box-empty", "im2col_wide: one pixel / none", wide_base,
        [](auto& m) { m.pixel_box_lower_w = 0, m.pixel_box_upper_w = -31; },
        [](auto& m) { m.pixel_box_lower_w = 0, m.pixel_box_upper_w = -32; }, "pixel_box_upper_w", kSm100a},
+      // HW2: the driver tests int32(W + upper) > lower with 32-bit wrap-around.
+      // W = 2^31: int32(2^31 - 1) = 2147483647 > 0 accepted; int32(2^31) = -2^31 refused.
+      {"map.im2col-box-empty", "W = 2^31: upper -1 / 0 (wraps)", im2col_base,
+       [](auto& m) { m.dims[1] = 1ull << 31, m.pixel_box_lower[0] = 0, m.pixel_box_upper[0] = -1; },
+       [](auto& m) { m.dims[1] = 1ull << 31, m.pixel_box_lower[0] = 0, m.pixel_box_upper[0] = 0; },
+       "pixel_box_upper[0]"},
+      // W = 2^32: int32(2^32 + 0) = 0, accepted above lower -1, refused at lower 0.
+      {"map.im2col-box-empty", "W = 2^32: lower -1 / 0 (wraps to upper)", im2col_base,
+       [](auto& m) { m.dims[1] = 1ull << 32, m.pixel_box_lower[0] = -1, m.pixel_box_upper[0] = 0; },
+       [](auto& m) { m.dims[1] = 1ull << 32, m.pixel_box_lower[0] = 0, m.pixel_box_upper[0] = 0; },
+       "pixel_box_upper[0]"},
+      // H = dims[2] just below 2^31 + 2: the sum crosses 2^31 with upper 1 / 2.
+      {"map.im2col-box-empty", "H = 2^31 - 2: upper 1 / 2 (wraps)", im2col_base,
+       [](auto& m) { m.dims[2] = (1ull << 31) - 2, m.pixel_box_upper[1] = 1; },
+       [](auto& m) { m.dims[2] = (1ull << 31) - 2, m.pixel_box_upper[1] = 2; }, "pixel_box_upper[1]"},
       {"map.im2col-channels", "256 / 257", im2col_base,
        [](auto& m) { m.swizzle = Swizzle::none, m.channels_per_pixel = 256; },
        [](auto& m) { m.swizzle = Swizzle::none, m.channels_per_pixel = 257; }, "channels_per_pixel"},
@@ -401,6 +452,124 @@ TEST(Rules, DocsListEveryRule) {
   for (const auto& r : map_rules())
     EXPECT_NE(doc.find("| `" + std::string(r.id) + "` | " + std::string(r.section) + " |"), std::string::npos)
         << r.id << " missing from docs/tensor-maps.md";
+}
+
+}  // namespace
+}  // namespace tmakit::tensor_map
+
+// Properties of the three rules the recorded H100 verdicts settled (docs/hardware-notes.md
+// items 1-3), each against a naive reference written here from the notes.
+namespace tmakit::tensor_map {
+namespace {
+
+using namespace testing;
+
+bool has_rule(const Diagnostics& ds, std::string_view rule) {
+  return std::any_of(ds.begin(), ds.end(), [&](const Diagnostic& d) { return d.rule == rule; });
+}
+
+// HW1: refused exactly when Π floor(box[i] / E[i]) × bytes > 233,472 (every dimension);
+// warned when the driver accepts but Π ceil(box[i] / E[i]) × bytes, E[0] = 1, is larger.
+TEST(HardwareRules, BoxBytesFollowTheDriversFloorCount) {
+  std::mt19937 rng(20261122);
+  const std::pair<DataType, uint64_t> types[] = {
+      {DataType::uint8, 1}, {DataType::float16, 2}, {DataType::float32, 4}, {DataType::float64, 8}};
+  int refused = 0, warned = 0;
+  for (int n = 0; n < 4000; ++n) {
+    auto [type, bytes] = types[rng() % 4];
+    TensorMap m;
+    m.data_type = type;
+    m.rank = 1 + static_cast<int>(rng() % 5);
+    m.global_address = 0x10000;
+    uint64_t floor_count = 1, ceil_count = 1, stride = 256 * bytes;
+    for (int i = 0; i < m.rank; ++i) {
+      m.dims[i] = 256;
+      if (i > 0) m.strides[i - 1] = stride, stride *= 256;
+      // Inner rows a multiple of 16 bytes (map.box-inner-bytes): box[0] a multiple of 16 / bytes.
+      uint32_t unit = i == 0 ? static_cast<uint32_t>(16 / bytes) : 1;
+      m.box[i] = unit * (1 + static_cast<uint32_t>(rng() % (256 / unit)));
+      m.element_strides[i] = 1 + static_cast<uint32_t>(rng() % 8);
+      floor_count *= m.box[i] / m.element_strides[i];
+      uint32_t e = i == 0 ? 1 : m.element_strides[i];
+      ceil_count *= (m.box[i] + e - 1) / e;
+    }
+    const bool driver_refuses = floor_count * bytes > 233472;
+    const bool too_large = ceil_count * bytes > 233472;
+    Diagnostics d = validate(m, kSm90a);
+    SCOPED_TRACE(::testing::Message() << "map " << n << ": floor " << floor_count * bytes << ", ceil "
+                                      << ceil_count * bytes);
+    EXPECT_EQ(has_rule(d, "map.box-bytes-limit"), driver_refuses);
+    EXPECT_EQ(d.has_errors(), driver_refuses);  // nothing else is wrong with these maps
+    EXPECT_EQ(has_rule(d, "map.box-bytes-delivered"), !driver_refuses && too_large);
+    refused += driver_refuses, warned += !driver_refuses && too_large;
+  }
+  // The draw reaches both outcomes often enough to mean something.
+  EXPECT_GT(refused, 100);
+  EXPECT_GT(warned, 100);
+}
+
+// HW2: along each spatial dimension the driver refuses unless int32(X + upper) > lower,
+// the sum taken modulo 2^32; it never accepts a box that is really empty.
+TEST(HardwareRules, Im2colEmptyBoxFollowsTheWrappingTest) {
+  const uint64_t extents[] = {1, 2, 8, 200, (1ull << 31) - 129, (1ull << 31) - 1, 1ull << 31, (1ull << 31) + 1,
+                              (1ull << 32) - 128, (1ull << 32) - 1, 1ull << 32};
+  int wrapped_refusals = 0;
+  for (uint64_t x : extents)
+    for (int lower = -128; lower <= 127; lower += 5)
+      for (int upper = -128; upper <= 127; upper += 7) {
+        TensorMap m = im2col_base();
+        m.dims[1] = x;  // W: corner entry 0
+        m.pixel_box_lower[0] = lower, m.pixel_box_upper[0] = upper;
+        int64_t sum = (static_cast<int64_t>(x) + upper) % (int64_t{1} << 32);
+        if (sum < 0) sum += int64_t{1} << 32;
+        if (sum >= int64_t{1} << 31) sum -= int64_t{1} << 32;  // as a signed 32-bit value
+        const bool driver_refuses = !(sum > lower);
+        const bool really_empty = static_cast<int64_t>(x) - 1 + upper < lower;
+        const bool fired = has_rule(validate(m, kSm90a), "map.im2col-box-empty");
+        ASSERT_EQ(fired, driver_refuses) << "W " << x << ", lower " << lower << ", upper " << upper;
+        if (really_empty) {
+          ASSERT_TRUE(fired) << "W " << x << ", lower " << lower << ", upper " << upper;
+        }
+        wrapped_refusals += fired && !really_empty;
+      }
+  EXPECT_GT(wrapped_refusals, 0);  // the sweep does reach the wrap
+}
+
+TEST(HardwareRules, Im2colMessagesSayWhetherTheBoxIsEmptyOrTheTestWraps) {
+  TensorMap m = im2col_base();
+  m.pixel_box_lower[0] = 0, m.pixel_box_upper[0] = -8;  // W 8: last base -1 < 0, really empty
+  const Diagnostic* d = find(validate(m, kSm90a), "map.im2col-box-empty");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->message.find("is empty along dimension 1"), std::string::npos) << d->message;
+  m = im2col_base();
+  m.dims[1] = 1ull << 32, m.pixel_box_lower[0] = -1, m.pixel_box_upper[0] = -1;  // the notes' example
+  d = find(validate(m, kSm90a), "map.im2col-box-empty");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->message.find("wraps in 32 bits"), std::string::npos) << d->message;
+  EXPECT_NE(d->message.find("= -1 is not above lower = -1"), std::string::npos) << d->message;
+}
+
+// HW1, HW3: maps the H100 driver accepted validate without errors; HW5: the 8-byte
+// interleaved inner box it refused does not.
+TEST(HardwareRules, RecordedExamplesOfTheNotes) {
+  TensorMap u8 = tiled_rank3_u8();
+  u8.box = {256, 228, 8}, u8.element_strides = {2, 1, 1};
+  Diagnostics d = validate(u8, kSm90a);
+  EXPECT_FALSE(d.has_errors());
+  const Diagnostic* w = find(d, "map.box-bytes-delivered");
+  ASSERT_NE(w, nullptr);
+  // 256 × 228 × 8 = 466,944 delivered; the driver counts 128 × 228 × 8 = 233,472.
+  EXPECT_NE(w->message.find("466944"), std::string::npos) << w->message;
+  EXPECT_NE(w->message.find("233472"), std::string::npos) << w->message;
+  for (Swizzle s : {Swizzle::none, Swizzle::b64, Swizzle::b128}) {
+    TensorMap m = interleaved_base();
+    m.swizzle = s;
+    d = validate(m, kSm90a);
+    EXPECT_FALSE(d.has_errors()) << name(s);
+    EXPECT_TRUE(has_rule(d, "map.interleave-swizzle")) << name(s);
+    m.box[0] = 2;  // 8 bytes
+    EXPECT_TRUE(has_rule(validate(m, kSm90a), "map.box-inner-bytes")) << name(s);
+  }
 }
 
 }  // namespace
