@@ -4,7 +4,7 @@
 
 namespace tmakit::model {
 namespace {
-// A state token: the phase at arrival and the pending count after it
+// A state token: the phase at arrival and the pending count prior to the arrive-on
 // (mbarrier.pending_count reads the latter back from a .noComplete token, §8.2).
 constexpr int kPendingBits = 21;
 int64_t make_token(uint64_t phase, int64_t pending) {
@@ -58,8 +58,9 @@ void Engine::mbarrier_op(const ptx::Instruction& inst, int cta, int, const std::
                                           std::to_string(u32("txCount")) + " bytes");
         }
         uint64_t before = b.phase;
+        const int64_t pending_before = b.pending;  // §8.2: pending_count reads the count prior to the arrive
         uint64_t token = drop ? b.arrive_drop(count) : b.arrive(count, no_complete);
-        store_symbol(*inst.operand("state"), make_token(token, b.phase == before ? b.pending : 0));
+        store_symbol(*inst.operand("state"), make_token(token, pending_before));
         log(where + ": " + what + " arrive x" + std::to_string(count) +
             (b.phase != before ? ", phase " + std::to_string(before) + " completed" : ""));
         break;

@@ -332,19 +332,39 @@ void Engine::read_sources(int id) {
 }
 
 void Engine::complete(int id) {
-  read_sources(id);
-  Op op = std::move(in_flight_.at(id));
-  in_flight_.erase(id);
-  if (op.write) op.write();
-  log(op.desc + ": completed (operation #" + std::to_string(id) + ")");
-  for (const auto& [ref, bytes] : op.signals) {
-    MBarrier& b = barrier(ref, op.desc);
-    if (!b.valid)
-      fail("mbarrier.invalid", "completes on the mbarrier at offset " + std::to_string(ref.offset) + " of CTA " +
-                                   std::to_string(ref.cta) + ", which holds no initialised barrier (§8.1)", op.desc);
-    if (b.complete_tx(static_cast<int64_t>(bytes), op.desc + " (" + std::to_string(bytes) + " bytes)"))
-      log("  mbarrier CTA " + std::to_string(ref.cta) + " offset " + std::to_string(ref.offset) + ": phase " +
-          std::to_string(b.phase - 1) + " completed");
+  const std::string desc = in_flight_.at(id).desc;
+  // Faults found while completing (the tile walk's global fault, a barrier's tx range)
+  // are raised without a place: name the operation's step.
+  try {
+    read_sources(id);
+    Op op = std::move(in_flight_.at(id));
+    in_flight_.erase(id);
+    if (op.write) op.write();
+    log(op.desc + ": completed (operation #" + std::to_string(id) + ")");
+    for (const auto& [ref, bytes] : op.signals) {
+      MBarrier& b = barrier(ref, op.desc);
+      if (!b.valid)
+        fail("mbarrier.invalid", "completes on the mbarrier at offset " + std::to_string(ref.offset) + " of CTA " +
+                                     std::to_string(ref.cta) + ", which holds no initialised barrier (§8.1)", op.desc);
+      bool completed = false;
+      try {
+        completed = b.complete_tx(static_cast<int64_t>(bytes), op.desc + " (" + std::to_string(bytes) + " bytes)");
+      } catch (const DiagnosticError& e) {
+        Diagnostic d = e.diagnostic();
+        d.message = "mbarrier at shared offset " + std::to_string(ref.offset) + " of CTA " + std::to_string(ref.cta) +
+                    ": " + d.message;
+        d.where = op.desc;
+        throw DiagnosticError(d);
+      }
+      if (completed)
+        log("  mbarrier CTA " + std::to_string(ref.cta) + " offset " + std::to_string(ref.offset) + ": phase " +
+            std::to_string(b.phase - 1) + " completed");
+    }
+  } catch (const DiagnosticError& e) {
+    if (!e.diagnostic().where.empty()) throw;
+    Diagnostic d = e.diagnostic();
+    d.where = desc;
+    throw DiagnosticError(d);
   }
 }
 
@@ -358,8 +378,18 @@ bool Engine::wait_satisfied(const ptx::Instruction& inst, int cta, const std::st
   MBarrier& b = barrier(ref, where);
   const ptx::Operand* parity = inst.operand("phaseParity");
   auto done = [&] {
-    return parity ? b.test_parity(integer(*parity, "phaseParity", where))
-                  : b.test_wait(static_cast<uint64_t>(integer(*inst.operand("state"), "state", where)) >> 21);
+    // The barrier's own checks (invalid object, stale token, parity) carry no place: add it.
+    try {
+      return parity ? b.test_parity(integer(*parity, "phaseParity", where))
+                    : b.test_wait(static_cast<uint64_t>(integer(*inst.operand("state"), "state", where)) >> 21);
+    } catch (const DiagnosticError& e) {
+      if (!e.diagnostic().where.empty()) throw;
+      Diagnostic d = e.diagnostic();
+      d.where = where;
+      d.message = "mbarrier at shared offset " + std::to_string(ref.offset) + " of CTA " + std::to_string(ref.cta) +
+                  ": " + d.message;
+      throw DiagnosticError(d);
+    }
   };
   while (!done()) {
     if (!complete_ops) return false;

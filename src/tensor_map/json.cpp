@@ -43,6 +43,8 @@ class Reader {
       return check_max(x, field, max);
     }
     if (v.is_number_unsigned()) return check_max(v.get<uint64_t>(), field, max);
+    // nlohmann stores integers built in C++ as signed even when they are positive.
+    if (v.is_number_integer() && v.get<int64_t>() >= 0) return check_max(uint64_t(v.get<int64_t>()), field, max);
     if (v.is_number_integer())
       bad("json.range", field, fmt::format("expected a non-negative integer, got {}", v.get<int64_t>()));
     bad("json.type", field, fmt::format("expected an unsigned integer, got {} {}", type_name(v), v.dump()));

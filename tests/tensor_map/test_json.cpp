@@ -255,3 +255,14 @@ TEST(Json, BadExampleBreaksSeveralRules) {
 
 }  // namespace
 }  // namespace tmakit::tensor_map
+
+// Maps built in C++ hold positive integers as signed JSON numbers; they must load the same.
+TEST(MapJson, AcceptsSignedPositiveIntegers) {
+  nlohmann::json j = {{"encode", "tiled"}, {"data_type", "float32"}, {"global_address", int64_t{4096}},
+                      {"dims", {int64_t{64}, int64_t{8}}}, {"strides", {int64_t{256}}}, {"box", {int64_t{32}, int64_t{8}}}};
+  auto src = tmakit::tensor_map::map_from_json(j, "m");
+  EXPECT_EQ(src.map.dims[0], 64u);
+  EXPECT_EQ(src.map.global_address, 4096u);
+  j["dims"][0] = int64_t{-1};
+  EXPECT_THROW(tmakit::tensor_map::map_from_json(j, "m"), tmakit::DiagnosticError);
+}
