@@ -7,6 +7,13 @@
 #                           .gpubuild/bin and write results under $OUT (default ./gpu-out):
 #                           driver_verdicts.jsonl, vectors.tar.gz, log.txt.
 #   scripts/gpu.sh unpack DIR   here: copy DIR's results into tests/vectors/.
+# The GPU engine (docs/gpu-engine.md):
+#   scripts/gpu.sh sample   here: extract every 8th recorded vector's scenario into
+#                           .gpubuild/sample/ (for `tmakit run --engine both`).
+#   scripts/gpu.sh engine   on the GPU machine: `tmakit run --engine both` over the
+#                           sample and examples/, engine_vectors replay over every
+#                           recorded vector, engine_vectors faults; results under $OUT.
+#   scripts/gpu.sh unpack-faults DIR   here: DIR/faults.tar.gz -> tests/vectors/faults/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -15,13 +22,69 @@ BIN=$ROOT/.gpubuild/bin
 # Vectors per category (tile_load first: the settled [H] facts are richest there).
 CATEGORIES="tile_load:650:11 tile_store:300:12 tile_reduce:330:13 bulk_copy:150:14 multicast:120:15"
 
+B=${BUILD_DIR:-$ROOT/build-gpu}
+
 build() {
-  cmake -S "$ROOT" -B "$ROOT/build-gpu" -G Ninja -DTMAKIT_CUDA=ON -DTMAKIT_BUILD_BENCH=OFF >/dev/null || exit 1
-  ninja -C "$ROOT/build-gpu" -j"${JOBS:-1}" record_driver_verdicts record_vectors gpu_test_device_library \
-    gpu_test_debug_wait || exit 1
+  cmake -S "$ROOT" -B "$B" -G Ninja -DTMAKIT_CUDA=ON -DTMAKIT_BUILD_BENCH=OFF >/dev/null || exit 1
+  ninja -C "$B" -j"${JOBS:-1}" record_driver_verdicts record_vectors gpu_test_device_library \
+    gpu_test_debug_wait engine_vectors tmakit || exit 1
   mkdir -p "$BIN"
-  cp "$ROOT"/build-gpu/src/gpu/{record_driver_verdicts,record_vectors,gpu_test_device_library,gpu_test_debug_wait} "$BIN/"
-  ls -la "$BIN"
+  cp "$B"/src/gpu/{record_driver_verdicts,record_vectors,gpu_test_device_library,gpu_test_debug_wait,engine_vectors} \
+    "$B"/tools/tmakit/tmakit "$BIN/"
+  # The engine's two programs, stripped, plus the libfmt tmakit links (the device lacks it):
+  # carry .gpubuild/engine and .gpubuild/lib (64 MiB travel limit).
+  mkdir -p "$ROOT/.gpubuild/engine" "$ROOT/.gpubuild/lib"
+  strip -o "$ROOT/.gpubuild/engine/tmakit" "$B/tools/tmakit/tmakit"
+  strip -o "$ROOT/.gpubuild/engine/engine_vectors" "$B/src/gpu/engine_vectors"
+  cp -L "$(ldd "$B/tools/tmakit/tmakit" | awk '/libfmt/ {print $3}')" "$ROOT/.gpubuild/lib/"
+  ls -la "$BIN" "$ROOT/.gpubuild/engine"
+}
+
+sample() {
+  rm -rf "$ROOT/.gpubuild/sample"
+  mkdir -p "$ROOT/.gpubuild/sample"
+  python3 - "$ROOT" <<'PY'
+import json, pathlib, sys
+root = pathlib.Path(sys.argv[1])
+for cat in ["tile_load", "tile_store", "tile_reduce", "bulk_copy", "multicast"]:
+    files = sorted((root / "tests/vectors" / cat).glob("*.json"))
+    for f in files[::8]:
+        sc = json.loads(f.read_text())["scenario"]
+        (root / ".gpubuild/sample" / f"{cat}_{f.stem}.json").write_text(json.dumps(sc))
+PY
+  ls "$ROOT/.gpubuild/sample" | wc -l
+}
+
+# One line per scenario: NAME rc=N both: ... (the summary line of `tmakit run --engine both`).
+engine() {
+  local out=${OUT:-$ROOT/gpu-out}
+  local BIN=$ROOT/.gpubuild/engine
+  export LD_LIBRARY_PATH=$ROOT/.gpubuild/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  mkdir -p "$out" /tmp/both
+  exec > >(tee "$out/engine-log.txt") 2>&1
+  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
+  echo "== tmakit run --engine both: sample + examples"
+  ls "$ROOT"/.gpubuild/sample/*.json "$ROOT"/examples/*/scenario.json "$ROOT"/tests/gpu/scenarios/*.json >/tmp/both.list
+  time xargs -P 4 -I{} sh -c 'n=$(echo {} | tr / _); timeout 60 '"$BIN"'/tmakit run --engine both {} >/tmp/both/$n.log 2>&1; echo "rc=$?" >>/tmp/both/$n.log' </tmp/both.list
+  for f in /tmp/both/*.log; do echo "== $(basename "$f" .log)"; cat "$f"; done >"$out/both.txt"
+  grep -h "^both:" /tmp/both/*.log | sort | uniq -c
+  echo "== tmakit run --engine gpu -o"
+  "$BIN/tmakit" run --engine gpu examples/quickstart/scenario.json -o /tmp/quickstart-gpu && ls -l /tmp/quickstart-gpu
+  echo "== engine_vectors replay (every recorded vector)"
+  time timeout 200 "$BIN/engine_vectors" replay "$ROOT"/tests/vectors/{tile_load,tile_store,tile_reduce,bulk_copy,multicast}/*.json \
+    >"$out/replay.txt" 2>&1
+  tail -9 "$out/replay.txt"
+  echo "== engine_vectors faults"
+  rm -rf /tmp/faults
+  time timeout 150 "$BIN/engine_vectors" faults /tmp/faults "${FAULTS_PER_KIND:-12}" 2026 >"$out/faults.txt" 2>&1
+  grep summary "$out/faults.txt"
+  tar -C /tmp/faults -czf "$out/faults.tar.gz" .
+}
+
+unpack_faults() {
+  rm -rf "$ROOT/tests/vectors/faults"
+  mkdir -p "$ROOT/tests/vectors/faults"
+  tar -C "$ROOT/tests/vectors/faults" -xzf "$1/faults.tar.gz"
 }
 
 # One category, resuming after a faulting case (exit 3) at most 5 times.
@@ -77,5 +140,8 @@ case "${1:-}" in
   build) build ;;
   device) device ;;
   unpack) unpack "$2" ;;
-  *) echo "usage: $0 build | device | unpack DIR" >&2; exit 2 ;;
+  sample) sample ;;
+  engine) engine ;;
+  unpack-faults) unpack_faults "$2" ;;
+  *) echo "usage: $0 build | device | unpack DIR | sample | engine | unpack-faults DIR" >&2; exit 2 ;;
 esac

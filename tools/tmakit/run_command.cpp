@@ -7,10 +7,15 @@
 #include "tmakit/scenario/scenario.hpp"
 
 namespace tmakit::cli {
+
+// --engine gpu|both (gpu_engine_option.cpp).
+int run_on_gpu_engine(const scenario::Scenario& s, const std::string& engine, const std::string& file,
+                      const std::string& out_dir, const scenario::RunOptions& opts);
+
 namespace {
 
 struct RunArgs {
-  std::string file, out_dir, target, ptx_version;
+  std::string file, out_dir, target, ptx_version, engine = "model";
   std::optional<uint64_t> seed;
   bool trace = false;
 };
@@ -36,6 +41,7 @@ int run_scenario(const RunArgs& a) {
   }
   opts.seed = a.seed;
   if (a.trace) opts.trace = [](const std::string& line) { std::printf("trace: %s\n", line.c_str()); };
+  if (a.engine != "model") return run_on_gpu_engine(s, a.engine, a.file, a.out_dir, opts);
   scenario::RunResult r;
   try {
     r = scenario::run(s, opts);
@@ -76,6 +82,8 @@ void add_run_command(CLI::App& app, int& status) {
   cmd->add_flag("--trace", args->trace, "print one line per issue and completion event");
   cmd->add_option("--target", args->target, "override the scenario's target (sm_90a, ...)");
   cmd->add_option("--ptx-version", args->ptx_version, "override the scenario's PTX ISA version");
+  cmd->add_option("--engine", args->engine, "model (default), gpu, or both (compare byte for byte)")
+      ->check(CLI::IsMember({"model", "gpu", "both"}));
   cmd->callback([args, &status] { status = run_scenario(*args); });
 }
 

@@ -1,0 +1,129 @@
+// The GPU engine's compact step records, shared by the host translator
+// (engine.cpp, g++) and the kernel (engine_kernel.cu, nvcc). PTX qualifiers are
+// compile-time, so each record names one instruction variant (`Code`) that the
+// kernel's switch maps to one inline-PTX statement; the operands are resolved on
+// the host (shared offsets, cluster ranks, device addresses, map indices).
+// Plain C++ only: no CUDA or nlohmann headers here.
+#pragma once
+#include <cstdint>
+
+namespace tmakit::gpu::detail {
+
+enum Code : uint16_t {
+  kNop = 0,          // fences the sequencer already provides, barrier.cluster (see docs/gpu-engine.md)
+  kTensorLoadCta,    // cp.async.bulk.tensor.Nd.shared::cta.global.tile.mbarrier::complete_tx::bytes
+  kTensorLoadCluster,  // ... .shared::cluster.global ... (flag kMulticast adds .multicast::cluster)
+  kTensorStore,      // cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group
+  kTensorReduce,     // cp.reduce.async.bulk.tensor.Nd.global.shared::cta.OP.tile.bulk_group
+  kTensorPrefetch,   // cp.async.bulk.prefetch.tensor.Nd.L2.global.tile
+  kBulkLoadCta,      // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes
+  kBulkLoadCluster,  // cp.async.bulk.shared::cluster.global... (+ multicast)
+  kBulkCopyPeer,     // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
+  kBulkStore,        // cp.async.bulk.global.shared::cta.bulk_group
+  kBulkReduceGlobal,   // cp.reduce.async.bulk.global.shared::cta.bulk_group.OP.TYPE (red = BulkRed code)
+  kBulkReduceCluster,  // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.OP.TYPE
+  kBulkPrefetch,     // cp.async.bulk.prefetch.L2.global
+  kCommitGroup,
+  kWaitGroup,        // size = N (0..7); flag kRead for .read
+  kMbarInit,         // size = count
+  kMbarArrive,       // flags: kRemote, kExpectTx (size = txCount), kDrop, kHasCount (size = count)
+  kMbarExpectTx,     // flags: kRemote
+  kMbarCompleteTx,   // flags: kRemote
+  kMbarTestWait,     // flags: kParity, kClusterScope; value / src_reg = phaseParity or state
+  kMbarTryWait,      // the same, blocking with a bounded spin
+  kMbarInval,
+  kFenceProxyAsync,  // flags: kSpaceCluster, kSpaceGlobal (default shared::cta)
+  kFenceMbarInit,
+  kStShared,         // size = bytes (1, 2, 4, 8), value
+  kStGlobal,
+  kCodeCount
+};
+
+enum Flag : uint16_t {
+  kHint = 1 << 0,          // .L2::cache_hint (policy operand)
+  kMulticast = 1 << 1,     // .multicast::cluster (mask operand)
+  kRemote = 1 << 2,        // mbarrier op on a .shared::cluster address
+  kExpectTx = 1 << 3,
+  kDrop = 1 << 4,          // arrive_drop
+  kHasCount = 1 << 5,      // arrive with an explicit count
+  kParity = 1 << 6,        // .parity wait
+  kClusterScope = 1 << 7,  // .cluster scope (waits, arrives)
+  kRead = 1 << 8,          // wait_group.read
+  kSpaceCluster = 1 << 9,  // fence.proxy.async.shared::cluster
+  kSpaceGlobal = 1 << 10,  // fence.proxy.async.global
+  kRelaxed = 1 << 11,      // .relaxed semantics (arrive / waits)
+};
+
+// Bulk reduction variants that ptxas accepts for sm_90 (§6.2), as (op, type)
+// qualifier text. X(name, op, type): the host matches the written qualifiers
+// against this list, the kernel emits one statement per entry.
+#define TMAKIT_GPU_BULK_RED_GLOBAL(X)                                                                   \
+  X(add_u32, ".add", ".u32") X(add_s32, ".add", ".s32") X(add_u64, ".add", ".u64")                      \
+  X(add_f32, ".add", ".f32") X(add_f64, ".add", ".f64")                                                \
+  X(add_noftz_f16, ".add.noftz", ".f16") X(add_noftz_bf16, ".add.noftz", ".bf16")                      \
+  X(min_u32, ".min", ".u32") X(min_s32, ".min", ".s32") X(min_u64, ".min", ".u64")                      \
+  X(min_s64, ".min", ".s64") X(min_f16, ".min", ".f16") X(min_bf16, ".min", ".bf16")                    \
+  X(max_u32, ".max", ".u32") X(max_s32, ".max", ".s32") X(max_u64, ".max", ".u64")                      \
+  X(max_s64, ".max", ".s64") X(max_f16, ".max", ".f16") X(max_bf16, ".max", ".bf16")                    \
+  X(inc_u32, ".inc", ".u32") X(dec_u32, ".dec", ".u32")                                                \
+  X(and_b32, ".and", ".b32") X(or_b32, ".or", ".b32") X(xor_b32, ".xor", ".b32")                        \
+  X(and_b64, ".and", ".b64") X(or_b64, ".or", ".b64") X(xor_b64, ".xor", ".b64")
+
+#define TMAKIT_GPU_BULK_RED_CLUSTER(X)                                                                  \
+  X(add_u32, ".add", ".u32") X(add_s32, ".add", ".s32") X(add_u64, ".add", ".u64")                      \
+  X(min_u32, ".min", ".u32") X(min_s32, ".min", ".s32") X(max_u32, ".max", ".u32")                      \
+  X(max_s32, ".max", ".s32") X(inc_u32, ".inc", ".u32") X(dec_u32, ".dec", ".u32")                      \
+  X(and_b32, ".and", ".b32") X(or_b32, ".or", ".b32") X(xor_b32, ".xor", ".b32")
+
+#define TMAKIT_GPU_ENUM_G(name, op, type) kG_##name,
+#define TMAKIT_GPU_ENUM_C(name, op, type) kC_##name,
+enum BulkRedGlobal : uint8_t { TMAKIT_GPU_BULK_RED_GLOBAL(TMAKIT_GPU_ENUM_G) kBulkRedGlobalCount };
+enum BulkRedCluster : uint8_t { TMAKIT_GPU_BULK_RED_CLUSTER(TMAKIT_GPU_ENUM_C) kBulkRedClusterCount };
+#undef TMAKIT_GPU_ENUM_G
+#undef TMAKIT_GPU_ENUM_C
+
+inline constexpr uint8_t kSelf = 0xff;  // rank field: the executing CTA
+inline constexpr int kMaxCtas = 16;     // scenario-format.md: cluster.ctas 1..16
+inline constexpr int kMaxRegs = 64;     // dynamic symbols (predicates, state tokens)
+
+struct Step {
+  uint16_t code = kNop;
+  uint16_t flags = 0;
+  uint8_t cta = 0, thread = 0;
+  uint8_t dim = 0;            // tensor ops: 1..5
+  uint8_t red = 0;            // tensor reduce: spec::RedOp order; bulk reduce: BulkRed* code
+  int16_t guard_reg = -1;     // `@p`: register read at run time, -1 none
+  uint8_t guard_negated = 0;
+  uint8_t smem_rank = kSelf;  // rank of a .shared::cluster dstMem/addr
+  int16_t dst_reg = -1;       // waitComplete / state destination, -1 = `_`
+  int16_t src_reg = -1;       // waits: state / parity from a register, -1 = `value`
+  uint8_t mbar_rank = kSelf;
+  uint8_t pad = 0;
+  uint16_t mask = 0;          // ctaMask
+  uint32_t smem = 0;          // shared offset: dstMem / srcMem / addr
+  uint32_t smem2 = 0;         // second shared offset (peer copy source)
+  uint32_t mbar = 0;          // shared offset of the mbarrier operand
+  uint32_t size = 0;          // bytes, txCount, count, N
+  uint32_t map = 0;           // index into the map table
+  uint64_t gaddr = 0;         // device address
+  uint64_t value = 0;         // st value, parity, state
+  uint64_t policy = 0;
+  int32_t c[5] = {0, 0, 0, 0, 0};
+};
+
+// What the kernel reports (one word per launch, first writer wins).
+enum Status : uint32_t {
+  kStatusOk = 0,
+  kStatusHang = 1,    // an mbarrier wait did not complete within the bound
+  kStatusStall = 2,   // the sequencer made no progress within the bound
+  kStatusLayout = 3,  // the shared window does not fit after 1024-byte alignment
+};
+
+struct KernelStatus {
+  uint32_t status;
+  uint32_t step;
+  uint32_t cta;
+  uint32_t info0, info1;  // hang: mbarrier offset, parity/state
+};
+
+}  // namespace tmakit::gpu::detail

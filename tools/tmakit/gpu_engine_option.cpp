@@ -1,0 +1,146 @@
+// `tmakit run --engine gpu|both` (docs/gpu-engine.md): the scenario on the GPU
+// engine, or on the model and the GPU with the first differing byte of every
+// output. Compiled into every tmakit; it does GPU work only in CUDA builds
+// (TMAKIT_WITH_GPU), and says so otherwise.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "tmakit/scenario/scenario.hpp"
+#ifdef TMAKIT_WITH_GPU
+#include "tmakit/gpu/engine.hpp"
+#endif
+
+namespace tmakit::cli {
+
+#ifdef TMAKIT_WITH_GPU
+namespace {
+
+bool write_outputs(const std::string& dir, const std::vector<std::pair<std::string, std::vector<uint8_t>>>& outs,
+                   const std::string& suffix) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  for (const auto& [name, bytes] : outs) {
+    auto path = std::filesystem::path(dir) / (name + suffix);
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+      std::fprintf(stderr, "tmakit run: error: cannot write %s\n", path.string().c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string describe(const gpu::GpuOutcome& g) {
+  using K = gpu::GpuOutcome::Kind;
+  switch (g.kind) {
+    case K::ok: return "ok";
+    case K::fault: return "fault " + g.fault + ": " + g.message;
+    case K::hang: return "hang: " + g.message;
+    case K::driver_refused: return "driver refused: " + g.message;
+    case K::error: return "error: " + g.message;
+  }
+  return "?";
+}
+
+// The first byte where two outputs differ, as one line.
+std::string compare(const std::string& name, const std::vector<uint8_t>& model, const std::vector<uint8_t>& gpu,
+                    bool& same) {
+  char buf[256];
+  if (model.size() != gpu.size()) {
+    same = false;
+    std::snprintf(buf, sizeof buf, "%s: sizes differ: model %zu bytes, gpu %zu bytes", name.c_str(), model.size(),
+                  gpu.size());
+    return buf;
+  }
+  size_t diffs = 0, first = model.size();
+  for (size_t i = 0; i < model.size(); ++i)
+    if (model[i] != gpu[i]) {
+      if (!diffs) first = i;
+      ++diffs;
+    }
+  if (!diffs) {
+    std::snprintf(buf, sizeof buf, "%s: %zu bytes identical", name.c_str(), model.size());
+    return buf;
+  }
+  same = false;
+  std::snprintf(buf, sizeof buf, "%s: first differing byte %zu of %zu: model 0x%02x, gpu 0x%02x (%zu bytes differ)",
+                name.c_str(), first, model.size(), model[first], gpu[first], diffs);
+  return buf;
+}
+
+}  // namespace
+#endif
+
+// engine: "gpu" or "both". Exit status: 0 ok / agree, 1 fault, hang or disagreement, 2 unusable input.
+int run_on_gpu_engine(const scenario::Scenario& s, const std::string& engine, const std::string& file,
+                      const std::string& out_dir, const scenario::RunOptions& opts) {
+#ifndef TMAKIT_WITH_GPU
+  (void)s, (void)out_dir, (void)opts;
+  std::fprintf(stderr, "%s: --engine %s: this tmakit was built without CUDA\n", file.c_str(), engine.c_str());
+  return 2;
+#else
+  // The model runs first, in this process; the GPU only in a forked child (engine.hpp).
+  std::optional<scenario::RunResult> model;
+  std::string model_error;
+  if (engine == "both") {
+    try {
+      model = scenario::run(s, opts);
+    } catch (const scenario::InputError& e) {
+      std::fprintf(stderr, "%s: %s\n", file.c_str(), format(e.diagnostic()).c_str());
+      return 2;
+    } catch (const DiagnosticError& e) {
+      model_error = format(e.diagnostic());
+    }
+  }
+  gpu::GpuOutcome g;
+  try {
+    g = gpu::run(s);
+  } catch (const scenario::InputError& e) {
+    std::fprintf(stderr, "%s: %s\n", file.c_str(), format(e.diagnostic()).c_str());
+    return 2;
+  } catch (const DiagnosticError& e) {
+    std::fprintf(stderr, "%s: %s\n", file.c_str(), format(e.diagnostic()).c_str());
+    return 2;
+  }
+  const bool gpu_ok = g.kind == gpu::GpuOutcome::Kind::ok;
+  if (engine == "gpu") {
+    if (!gpu_ok) {
+      std::fprintf(stderr, "%s: gpu (%s): %s\n", file.c_str(), g.device.c_str(), describe(g).c_str());
+      return g.kind == gpu::GpuOutcome::Kind::error ? 2 : 1;
+    }
+    if (!out_dir.empty() && !write_outputs(out_dir, g.outputs, ".bin")) return 2;
+    std::printf("ok (gpu: %s): %zu steps, %zu outputs%s%s\n", g.device.c_str(), s.program.size(), g.outputs.size(),
+                out_dir.empty() ? "" : " written to ", out_dir.c_str());
+    return 0;
+  }
+  std::printf("model: %s\n", model ? "ok" : ("error: " + model_error).c_str());
+  std::printf("gpu (%s): %s\n", g.device.c_str(), describe(g).c_str());
+  if (!out_dir.empty()) {
+    if (model && !write_outputs(out_dir, model->outputs, ".bin")) return 2;
+    if (gpu_ok && !write_outputs(out_dir, g.outputs, ".gpu.bin")) return 2;
+  }
+  if (g.kind == gpu::GpuOutcome::Kind::error) {  // no device, out of memory, ...: nothing to compare
+    std::printf("both: not compared (the gpu could not run it)\n");
+    return 2;
+  }
+  if (!model || !gpu_ok) {
+    // Agreement on a refusal: the model names a rule where the hardware faults or hangs.
+    const bool both_refuse = !model && (g.kind == gpu::GpuOutcome::Kind::fault || g.kind == gpu::GpuOutcome::Kind::hang ||
+                                        g.kind == gpu::GpuOutcome::Kind::driver_refused);
+    std::printf("both: %s\n", both_refuse ? "agree (both refuse)" : model ? "differ (only the gpu refused)"
+                                                                           : "differ (only the model refused)");
+    return both_refuse ? 0 : 1;
+  }
+  bool same = true;
+  for (size_t i = 0; i < model->outputs.size() && i < g.outputs.size(); ++i)
+    std::printf("  %s\n", compare(model->outputs[i].first, model->outputs[i].second, g.outputs[i].second, same).c_str());
+  std::printf("both: %s\n", same ? "agree" : "differ");
+  return same ? 0 : 1;
+#endif
+}
+
+}  // namespace tmakit::cli
