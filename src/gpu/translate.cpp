@@ -27,51 +27,18 @@ struct Sym {
   int alloc = -1;  // global: the allocation's index
 };
 
-std::optional<int64_t> parse_int(std::string_view s) {
-  bool neg = !s.empty() && s[0] == '-';
-  if (neg) s.remove_prefix(1);
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) base = 16, s.remove_prefix(2);
-  uint64_t v = 0;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (s.empty() || r.ec != std::errc{} || r.ptr != s.data() + s.size() || v > static_cast<uint64_t>(INT64_MAX))
-    return std::nullopt;
-  return neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
-}
-
-// scenario-format.md `symbols`: integers, "shared:OFF", "shared@R:OFF", "global:NAME+OFF".
-Sym parse_symbol(const nlohmann::json& v, const std::string& where, const scenario::Scenario& s) {
-  auto fail = [&](const std::string& m) -> Sym {
-    throw scenario::InputError({Severity::error, "scenario.symbol", m, where});
-  };
-  if (v.is_number_integer()) return {Sym::integer, v.get<int64_t>()};
-  if (!v.is_string()) return fail("must be an integer or a string, got " + v.dump());
-  const std::string str = v.get<std::string>();
-  if (auto n = parse_int(str)) return {Sym::integer, *n};
-  auto offset = [&](std::string_view t) {
-    auto n = parse_int(t);
-    if (!n || *n < 0) fail("bad offset \"" + std::string(t) + "\" in \"" + str + "\"");
-    return *n;
-  };
-  if (str.rfind("shared:", 0) == 0) return {Sym::shared, offset(std::string_view(str).substr(7))};
-  if (str.rfind("shared@", 0) == 0) {
-    auto colon = str.find(':');
-    if (colon == std::string::npos) return fail("expected shared@RANK:OFFSET, got \"" + str + "\"");
-    int64_t rank = offset(std::string_view(str).substr(7, colon - 7));
-    if (rank >= s.ctas) return fail("CTA rank " + std::to_string(rank) + " is not in a cluster of " + std::to_string(s.ctas));
-    return {Sym::cluster, offset(std::string_view(str).substr(colon + 1)), static_cast<int>(rank)};
+// scenario-format.md `symbols`, parsed by the scenario layer; globals become allocation indices.
+Sym gpu_symbol(const nlohmann::json& v, const std::string& where, const scenario::Scenario& s) {
+  scenario::SymbolValue sv = scenario::parse_symbol(v, where, s);
+  switch (sv.kind) {
+    case scenario::SymbolValue::Kind::integer: return {Sym::integer, sv.v};
+    case scenario::SymbolValue::Kind::shared: return {Sym::shared, sv.v};
+    case scenario::SymbolValue::Kind::cluster: return {Sym::cluster, sv.v, sv.rank};
+    case scenario::SymbolValue::Kind::global: break;
   }
-  if (str.rfind("global:", 0) == 0) {
-    std::string rest = str.substr(7);
-    auto plus = rest.find('+');
-    std::string name = rest.substr(0, plus);
-    for (size_t i = 0; i < s.globals.size(); ++i)
-      if (s.globals[i].name == name)
-        return {Sym::global, plus == std::string::npos ? 0 : offset(std::string_view(rest).substr(plus + 1)), -1,
-                static_cast<int>(i)};
-    return fail("no global allocation named \"" + name + "\"");
-  }
-  return fail("expected an integer, \"shared:OFF\", \"shared@R:OFF\" or \"global:NAME+OFF\", got \"" + str + "\"");
+  int alloc = 0;
+  while (s.globals[alloc].name != sv.global) ++alloc;
+  return {Sym::global, sv.v, -1, alloc};
 }
 
 class Translator {
@@ -81,7 +48,7 @@ class Translator {
   Plan run() {
     p_.scenario = &s_;
     if (s_.ctas < 1 || s_.ctas > kMaxCtas) unsupported("a cluster of " + std::to_string(s_.ctas) + " CTAs", "scenario.cluster");
-    for (const auto& [name, v] : s_.symbols) syms_[name] = parse_symbol(v, "scenario.symbols." + name, s_);
+    for (const auto& [name, v] : s_.symbols) syms_[name] = gpu_symbol(v, "scenario.symbols." + name, s_);
     for (const auto& [name, src] : s_.maps) {
       int alloc = -1;
       if (!src.global.empty()) {

@@ -1,4 +1,5 @@
 // JSON → Scenario, checking every field; nothing of the input is trusted.
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -102,6 +103,56 @@ void Init::fill(std::span<uint8_t> out) const {
       }
       break;
   }
+}
+
+namespace {
+std::optional<int64_t> parse_int(std::string_view s) {
+  bool neg = !s.empty() && s[0] == '-';
+  if (neg) s.remove_prefix(1);
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) base = 16, s.remove_prefix(2);
+  uint64_t v = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (s.empty() || r.ec != std::errc{} || r.ptr != s.data() + s.size()) return std::nullopt;
+  if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  return neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+}
+}  // namespace
+
+SymbolValue parse_symbol(const json& v, const std::string& where, const Scenario& s) {
+  using K = SymbolValue::Kind;
+  auto bad_symbol = [&](const std::string& m) -> SymbolValue {
+    throw InputError({Severity::error, "scenario.symbol", m, where});
+  };
+  if (v.is_number_integer()) {
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return bad_symbol("integer too large");
+    return {K::integer, v.get<int64_t>()};
+  }
+  if (!v.is_string()) return bad_symbol("must be an integer or a string, got " + v.dump());
+  const std::string str = v.get<std::string>();
+  if (auto n = parse_int(str)) return {K::integer, *n};
+  auto offset = [&](std::string_view t) {
+    auto n = parse_int(t);
+    if (!n || *n < 0) bad_symbol("bad offset \"" + std::string(t) + "\" in \"" + str + "\"");
+    return *n;
+  };
+  if (str.rfind("shared:", 0) == 0) return {K::shared, offset(std::string_view(str).substr(7))};
+  if (str.rfind("shared@", 0) == 0) {
+    auto colon = str.find(':');
+    if (colon == std::string::npos) return bad_symbol("expected shared@RANK:OFFSET, got \"" + str + "\"");
+    int64_t rank = offset(std::string_view(str).substr(7, colon - 7));
+    if (rank >= s.ctas) return bad_symbol("CTA rank " + std::to_string(rank) + " is not in a cluster of " + std::to_string(s.ctas));
+    return {K::cluster, offset(std::string_view(str).substr(colon + 1)), static_cast<int>(rank)};
+  }
+  if (str.rfind("global:", 0) == 0) {
+    std::string rest = str.substr(7);
+    auto plus = rest.find('+');
+    std::string name = rest.substr(0, plus);
+    for (const auto& g : s.globals)
+      if (g.name == name) return {K::global, plus == std::string::npos ? 0 : offset(std::string_view(rest).substr(plus + 1)), 0, name};
+    return bad_symbol("no global allocation named \"" + name + "\"");
+  }
+  return bad_symbol("expected an integer, \"shared:OFF\", \"shared@R:OFF\" or \"global:NAME+OFF\", got \"" + str + "\"");
 }
 
 Scenario from_json(const json& j, const std::filesystem::path& dir) {

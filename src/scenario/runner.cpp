@@ -1,7 +1,5 @@
 // Runs a Scenario on the reference model: allocate, initialise, encode the maps
 // (validated as the driver would), parse every step, step, finish, read outputs.
-#include <charconv>
-
 #include "tmakit/model/engine.hpp"
 #include "tmakit/ptx/instruction.hpp"
 #include "tmakit/scenario/scenario.hpp"
@@ -9,54 +7,15 @@
 namespace tmakit::scenario {
 namespace {
 
-[[noreturn]] void bad(const std::string& where, const std::string& message) {
-  throw InputError({Severity::error, "scenario.symbol", message, where});
-}
-
-std::optional<int64_t> parse_int(std::string_view s) {
-  bool neg = !s.empty() && s[0] == '-';
-  if (neg) s.remove_prefix(1);
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) base = 16, s.remove_prefix(2);
-  uint64_t v = 0;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (s.empty() || r.ec != std::errc{} || r.ptr != s.data() + s.size()) return std::nullopt;
-  if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-  return neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
-}
-
-model::Value symbol_value(const nlohmann::json& v, const std::string& where, const model::GlobalMemory& g, int ctas) {
+model::Value to_model(const SymbolValue& sv, const model::GlobalMemory& g) {
   using K = model::Value::Kind;
-  if (v.is_number_integer()) {
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) bad(where, "integer too large");
-    return {K::integer, v.get<int64_t>()};
+  switch (sv.kind) {
+    case SymbolValue::Kind::integer: return {K::integer, sv.v};
+    case SymbolValue::Kind::shared: return {K::shared, sv.v};
+    case SymbolValue::Kind::cluster: return {K::cluster, sv.v, sv.rank};
+    case SymbolValue::Kind::global: return {K::global, static_cast<int64_t>(g.allocation(sv.global)->base) + sv.v};
   }
-  if (!v.is_string()) bad(where, "must be an integer or a string, got " + v.dump());
-  std::string s = v.get<std::string>();
-  if (auto n = parse_int(s)) return {K::integer, *n};
-  auto offset = [&](std::string_view t) {
-    auto n = parse_int(t);
-    if (!n || *n < 0) bad(where, "bad offset \"" + std::string(t) + "\" in \"" + s + "\"");
-    return *n;
-  };
-  if (s.rfind("shared:", 0) == 0) return {K::shared, offset(std::string_view(s).substr(7))};
-  if (s.rfind("shared@", 0) == 0) {
-    auto colon = s.find(':');
-    if (colon == std::string::npos) bad(where, "expected shared@RANK:OFFSET, got \"" + s + "\"");
-    int64_t rank = offset(std::string_view(s).substr(7, colon - 7));
-    if (rank >= ctas) bad(where, "CTA rank " + std::to_string(rank) + " is not in a cluster of " + std::to_string(ctas));
-    return {K::cluster, offset(std::string_view(s).substr(colon + 1)), static_cast<int>(rank)};
-  }
-  if (s.rfind("global:", 0) == 0) {
-    std::string rest = s.substr(7);
-    auto plus = rest.find('+');
-    std::string name = rest.substr(0, plus);
-    int64_t off = plus == std::string::npos ? 0 : offset(std::string_view(rest).substr(plus + 1));
-    const model::Allocation* a = g.allocation(name);
-    if (!a) bad(where, "no global allocation named \"" + name + "\"");
-    return {K::global, static_cast<int64_t>(a->base) + off};
-  }
-  bad(where, "expected an integer, \"shared:OFF\", \"shared@R:OFF\" or \"global:NAME+OFF\", got \"" + s + "\"");
+  return {};
 }
 
 }  // namespace
@@ -93,7 +52,7 @@ RunResult run(const Scenario& s, const RunOptions& opts) {
     engine.define_map(name, map);
   }
   for (const auto& [name, v] : s.symbols)
-    engine.set_symbol(name, symbol_value(v, "scenario.symbols." + name, engine.global(), s.ctas));
+    engine.set_symbol(name, to_model(parse_symbol(v, "scenario.symbols." + name, s), engine.global()));
 
   // Parse every step before running any, so a typo in step 9 costs no run.
   std::vector<ptx::Instruction> program;

@@ -73,6 +73,17 @@ struct Scenario {
 
 uint64_t splitmix64(uint64_t x);
 
+// A symbol's value as the scenario writes it (scenario-format.md `symbols`): an
+// integer, "shared:OFF", "shared@R:OFF" or "global:NAME+OFF". The engines turn
+// it into their own addresses. Throws InputError naming `where`.
+struct SymbolValue {
+  enum class Kind { integer, shared, cluster, global } kind = Kind::integer;
+  int64_t v = 0;       // integer, shared offset, or offset into the allocation
+  int rank = 0;        // cluster: the CTA rank
+  std::string global;  // global: the allocation's name (it exists)
+};
+SymbolValue parse_symbol(const nlohmann::json& v, const std::string& where, const Scenario& s);
+
 // Throws InputError naming the field ("scenario.global.A.init: ...").
 Scenario from_json(const nlohmann::json& j, const std::filesystem::path& dir);
 Scenario load_file(const std::filesystem::path& file);
