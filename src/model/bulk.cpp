@@ -57,39 +57,13 @@ void Engine::bulk_copy(const ptx::Instruction& inst, int cta, int thread, const 
   }
 
   // Copies into shared memory complete on an mbarrier in each destination CTA.
-  std::vector<int> dests;
-  uint32_t dst_off = 0;
-  BarrierRef mbar{};
-  if (id == "bulk.shared::cta.global") {
-    dst_off = shared_cta_address(*inst.operand("dstMem"), cta, "dstMem", where);
-    mbar = {cta, shared_cta_address(*inst.operand("mbar"), cta, "mbar", where)};
-    dests = {cta};
-  } else {
-    auto [rank, off] = cluster_address(*inst.operand("dstMem"), cta, "dstMem", where);
-    auto [mrank, moff] = cluster_address(*inst.operand("mbar"), cta, "mbar", where);
-    dst_off = off;
-    mbar = {mrank, moff};
-    if (const auto* m = inst.operand("ctaMask")) {
-      // §10.1: bit r selects %cluster_ctarank r (H16); offsets are CTA-relative in every destination.
-      int64_t mask = integer(*m, "ctaMask", where);
-      if (mask <= 0 || mask > 0xffff) fail("multicast.mask-empty", "ctaMask " + hex(static_cast<uint64_t>(mask)) + " selects no CTA (§13 item 9)", where);
-      for (int r = 0; r < 16; ++r)
-        if (mask >> r & 1) {
-          if (r >= cfg_.ctas)
-            fail("multicast.mask-range", "ctaMask " + hex(static_cast<uint64_t>(mask)) + " selects CTA " + std::to_string(r) +
-                                             " of a cluster of " + std::to_string(cfg_.ctas) + " (§13 item 9)", where);
-          dests.push_back(r);
-        }
-    } else {
-      if (mrank != rank)
-        fail("bulk.mbar-cta", "mbar is in CTA " + std::to_string(mrank) + " but the destination is CTA " +
-                                  std::to_string(rank) + "; the barrier must be in the destination CTA (§7)", where);
-      if (id == "bulk.shared::cluster.shared::cta" && rank == cta)
-        fail("bulk.remote-self", "a .shared::cta → .shared::cluster copy must target another CTA, got the executing CTA " +
-                                     std::to_string(cta) + " (§7)", where);
-      dests = {rank};
-    }
-  }
+  const Landing land = landing(inst, cta, id == "bulk.shared::cta.global", "bulk.mbar-cta", where);
+  const std::vector<int>& dests = land.ctas;
+  const uint32_t dst_off = land.dst;
+  const BarrierRef mbar{dests.front(), land.mbar};
+  if (id == "bulk.shared::cluster.shared::cta" && dests.front() == cta)
+    fail("bulk.remote-self", "a .shared::cta → .shared::cluster copy must target another CTA, got the executing CTA " +
+                                 std::to_string(cta) + " (§7)", where);
   const bool from_shared = id == "bulk.shared::cluster.shared::cta";
   uint64_t src = from_shared ? shared_cta_address(*inst.operand("srcMem"), cta, "srcMem", where)
                              : global_address(*inst.operand("srcMem"), "srcMem", where);

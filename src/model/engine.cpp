@@ -3,6 +3,7 @@
 #include "tmakit/model/engine.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace tmakit::model {
 
@@ -81,6 +82,43 @@ uint64_t Engine::global_address(const ptx::Operand& o, const std::string& what, 
   if (v.kind == Value::Kind::shared || v.kind == Value::Kind::cluster)
     fail("model.address-space", what + " must be a global address, got " + v.str(), where);
   return static_cast<uint64_t>(v.v);
+}
+
+Engine::Landing Engine::landing(const ptx::Instruction& inst, int cta, bool cta_window, const char* mbar_rule,
+                                const std::string& where) const {
+  Landing l;
+  if (cta_window) {
+    l.dst = shared_cta_address(*inst.operand("dstMem"), cta, "dstMem", where);
+    l.mbar = shared_cta_address(*inst.operand("mbar"), cta, "mbar", where);
+    l.ctas = {cta};
+    return l;
+  }
+  auto [rank, off] = cluster_address(*inst.operand("dstMem"), cta, "dstMem", where);
+  auto [mrank, moff] = cluster_address(*inst.operand("mbar"), cta, "mbar", where);
+  l.dst = off;
+  l.mbar = moff;
+  if (const auto* m = inst.operand("ctaMask")) {
+    // §10.1: bit r selects %cluster_ctarank r (H16); offsets are CTA-relative in every destination.
+    const int64_t mask = integer(*m, "ctaMask", where);
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(mask & 0xffffffffll));
+    if (mask <= 0 || mask > 0xffff) fail("multicast.mask-empty", std::string("ctaMask ") + hex + " selects no CTA (§13 item 9)", where);
+    for (int r = 0; r < 16; ++r)
+      if (mask >> r & 1) {
+        if (r >= cfg_.ctas)
+          fail("multicast.mask-range", std::string("ctaMask ") + hex + " selects CTA " + std::to_string(r) +
+                                           " of a cluster of " + std::to_string(cfg_.ctas) + " (§13 item 9)", where);
+        l.ctas.push_back(r);
+      }
+    return l;
+  }
+  // Without multicast (and with .cta_group::1) the barrier is in the destination's CTA (§7, §10.2).
+  if (mrank != rank)
+    fail(mbar_rule, "mbar is in CTA " + std::to_string(mrank) + " but dstMem in CTA " + std::to_string(rank) +
+                        ": the destination is CTA " + std::to_string(rank) +
+                        ", and the barrier must be in the destination CTA (§7, §10.2)", where);
+  l.ctas = {rank};
+  return l;
 }
 
 void Engine::store_symbol(const ptx::Operand& o, int64_t value) {

@@ -100,36 +100,10 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
   auto [glo, ghi] = global_extent(map, coords);
 
   if (kind == spec::Op::tensor_load) {
-    std::vector<int> dests;
-    uint32_t dst;
-    BarrierRef mbar;
-    if (inst.sel.get("dst") == ".shared::cta") {
-      dst = shared_cta_address(*inst.operand("dstMem"), cta, "dstMem", where);
-      mbar = {cta, shared_cta_address(*inst.operand("mbar"), cta, "mbar", where)};
-      dests = {cta};
-    } else {
-      auto [rank, off] = cluster_address(*inst.operand("dstMem"), cta, "dstMem", where);
-      auto [mrank, moff] = cluster_address(*inst.operand("mbar"), cta, "mbar", where);
-      dst = off;
-      mbar = {mrank, moff};
-      if (const auto* m = inst.operand("ctaMask")) {
-        int64_t mask = integer(*m, "ctaMask", where);
-        if (mask <= 0 || mask > 0xffff) fail("multicast.mask-empty", "ctaMask " + std::to_string(mask) + " selects no CTA (§13 item 9)", where);
-        for (int r = 0; r < 16; ++r)
-          if (mask >> r & 1) {
-            if (r >= cfg_.ctas)
-              fail("multicast.mask-range", "ctaMask " + std::to_string(mask) + " selects CTA " + std::to_string(r) +
-                                               " of a cluster of " + std::to_string(cfg_.ctas) + " (§13 item 9)", where);
-            dests.push_back(r);
-          }
-      } else {
-        // .cta_group::1 (the default): the barrier is in the destination's CTA (§10.2).
-        if (mrank != rank)
-          fail("tensor.mbar-cta", "mbar is in CTA " + std::to_string(mrank) + " but dstMem in CTA " + std::to_string(rank) +
-                                      "; with .cta_group::1 they must be in the same CTA (§10.2)", where);
-        dests = {rank};
-      }
-    }
+    const Landing land = landing(inst, cta, inst.sel.get("dst") == ".shared::cta", "tensor.mbar-cta", where);
+    const std::vector<int>& dests = land.ctas;
+    const uint32_t dst = land.dst;
+    const BarrierRef mbar{dests.front(), land.mbar};
     const uint64_t bytes = map.bytes_per_box();  // §2.3, H: the full box, OOB included
     for (int d : dests) {
       check_smem(dst, d, "dstMem");

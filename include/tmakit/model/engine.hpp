@@ -104,6 +104,14 @@ class Engine {
   std::pair<int, uint32_t> cluster_address(const ptx::Operand& o, int cta, const std::string& what,
                                            const std::string& where) const;
   uint64_t global_address(const ptx::Operand& o, const std::string& what, const std::string& where) const;
+  // Where a copy into shared memory lands: the destination CTAs (one, or each CTA of a
+  // multicast ctaMask), the CTA-relative destination offset and the mbarrier's offset.
+  struct Landing {
+    std::vector<int> ctas;
+    uint32_t dst = 0, mbar = 0;
+  };
+  Landing landing(const ptx::Instruction& inst, int cta, bool cta_window, const char* mbar_rule,
+                  const std::string& where) const;
   void store_symbol(const ptx::Operand& o, int64_t value);
 
   // Operations of each family (one file each: bulk.cpp, tensor.cpp, barrier ops here).
