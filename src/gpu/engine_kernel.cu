@@ -6,6 +6,7 @@
 // stepping CTA). Qualifiers are compile-time in PTX, so each Code is one
 // inline-PTX statement (a switch over dimension, reduction op and type).
 #include "engine_launch.hpp"
+#include "tmakit/device/launch.cuh"
 
 namespace tmakit::gpu::detail {
 namespace {
@@ -494,18 +495,8 @@ cudaError_t launch_engine(const KernelArgs& args, int threads) {
     e = cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
     if (e != cudaSuccess) return e;
   }
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(args.ctas);
-  cfg.blockDim = dim3(threads);
-  cfg.dynamicSmemBytes = args.dyn_bytes;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = args.ctas;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  e = cudaLaunchKernelEx(&cfg, fn, args);
+  tmakit::device::ClusterLaunch launch(args.ctas, threads, args.dyn_bytes);
+  e = cudaLaunchKernelEx(&launch.config, fn, args);
   if (e != cudaSuccess) return e;
   return cudaDeviceSynchronize();
 }

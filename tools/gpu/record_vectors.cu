@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "map_json.hpp"
+#include "tmakit/device/launch.cuh"
 #include "tmakit/device/tma.cuh"
 #include "tmakit/gpu/encode.hpp"
 #include "vector_common.hpp"
@@ -230,18 +231,8 @@ bool run_case(Case& k) {
   KernelFn fn = kernel_for(k.has_map ? k.map.rank : 1, k.op);
   const size_t smem = k.shared_bytes + 1024;
   CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(k.ctas);
-  cfg.blockDim = dim3(128);
-  cfg.dynamicSmemBytes = smem;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = k.ctas;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  CHECK(cudaLaunchKernelEx(&cfg, fn, h, j));
+  tmakit::device::ClusterLaunch launch(k.ctas, 128, smem);
+  CHECK(cudaLaunchKernelEx(&launch.config, fn, h, j));
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
   }
