@@ -9,6 +9,7 @@
 #include <array>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "tmakit/diag.hpp"
 #include "tmakit/model/numerics.hpp"
@@ -80,7 +81,16 @@ struct Plan {
   uint32_t granule;     // swizzle_granule_bytes (0 = no swizzle)
   uint32_t chunk_mask;  // §3.1 modes: a' = a ^ (((a >> 7) & chunk_mask) << 4); 0 otherwise
   uint32_t k_lo, k_hi;  // k0 range whose g0 lies in [0, dims[0])
+  std::array<uint32_t, 5> in_lo{}, in_hi{};  // per dimension: k range whose g lies in [0, dims[i])
 };
+
+// The k in [0, n) with 0 <= c + k * e < d (§2.1 items 2-3), as [lo, hi).
+std::pair<uint32_t, uint32_t> in_bounds_k(int64_t c, uint32_t e, uint64_t d, uint32_t n) {
+  const int64_t lo = c >= 0 ? 0 : (-c + e - 1) / e;
+  const int64_t hi = c >= int64_t(d) ? 0 : (int64_t(d) - c + e - 1) / e;
+  const uint32_t h = uint32_t(std::min<int64_t>(hi, n));
+  return {uint32_t(std::min<int64_t>(lo, h)), h};
+}
 
 [[noreturn]] void unsupported(const char* what, const std::string& why) {
   fail("model.map-unsupported", fmt::format("tile {}: {}", what, why));
@@ -137,65 +147,68 @@ Plan make_plan(const TensorMap& m, std::span<const int32_t> coords, size_t smem_
                      "shared memory has {}",
                      what, offset, end, p.rows, p.pitch, smem_size));
 
-  // In-bound range of k0 (§2.1 items 2-3): 0 <= c0 + k0 * E0 < dims[0].
-  const int64_t c0 = p.c[0], e0 = p.e[0], d0 = int64_t(p.dims[0]);
-  const int64_t lo = c0 >= 0 ? 0 : (-c0 + e0 - 1) / e0;
-  const int64_t hi = c0 >= d0 ? 0 : (d0 - c0 + e0 - 1) / e0;
-  p.k_hi = uint32_t(std::min<int64_t>(hi, p.n[0]));
-  p.k_lo = uint32_t(std::min<int64_t>(lo, p.k_hi));
+  // Dimensions past the rank walk once, in bounds, so the row loops need no rank test.
+  for (int i = p.rank; i < tensor_map::kMaxRank; ++i) p.n[i] = p.e[i] = 1, p.dims[i] = 1;
+  for (int i = 0; i < tensor_map::kMaxRank; ++i)
+    std::tie(p.in_lo[i], p.in_hi[i]) = in_bounds_k(p.c[i], p.e[i], p.dims[i], p.n[i]);
+  p.k_lo = p.in_lo[0];
+  p.k_hi = p.in_hi[0];
   return p;
 }
 
-// Calls f(r, in_bounds, row_base, span) for every shared row r, where row_base
-// is the global address of g0 = 0 in that row (valid when the outer
-// coordinates are in bounds). Rows go in batches: locate(base) runs on every
-// in-bound row of the next batch before f runs on the current one; it returns
-// the host pointer of the row's contiguous in-bound part (or null) and may
-// prefetch it, so the prefetches have a batch of time to land.
-template <class Ptr>
-struct Row {
-  u128 base;
-  Ptr span;
-  bool in;
+// The row groups of the box: one group per (k2, k3, k4), in shared-memory order
+// (row r = k1 + N1 * (k2 + N2 * ...), §2.1 item 5). `base` is the global address
+// of g0 = g1 = 0 for the group (sum of g[i] * stride[i], i >= 2), kept as a
+// running sum modulo 2^128 (negative g wrap; in-bound rows come out right).
+class GroupCursor {
+ public:
+  explicit GroupCursor(const Plan& p) : p_(p), base_(p.global_address) {
+    for (int i = 2; i < tensor_map::kMaxRank; ++i) base_ += u128(__int128(p.c[i])) * p.stride[i];
+  }
+  bool in() const {
+    for (int i = 2; i < tensor_map::kMaxRank; ++i)
+      if (k_[i] < p_.in_lo[i] || k_[i] >= p_.in_hi[i]) return false;
+    return true;
+  }
+  u128 base() const { return base_; }
+  void next() {
+    for (int i = 2; i < tensor_map::kMaxRank; ++i) {
+      if (++k_[i] < p_.n[i]) {
+        base_ += u128(p_.e[i]) * p_.stride[i];
+        return;
+      }
+      k_[i] = 0;
+      base_ -= u128(p_.n[i] - 1) * p_.e[i] * p_.stride[i];
+    }
+  }
+
+ private:
+  const Plan& p_;
+  std::array<uint32_t, 5> k_{};
+  u128 base_;
 };
 
-template <class Locate, class F>
-void for_each_row(const Plan& p, Locate&& locate, F&& f) {
-  using Ptr = decltype(locate(u128()));
-  constexpr uint64_t kBatch = 16;
-  std::array<std::array<Row<Ptr>, kBatch>, 2> batches;
-  std::array<uint32_t, 5> k{};
-  uint64_t next = 0;  // first row not yet described
-  // Describe rows [next, next + kBatch) into `b`; returns the count.
-  auto describe = [&](std::array<Row<Ptr>, kBatch>& b) {
-    const uint64_t count = std::min(kBatch, p.rows - next);
-    for (uint64_t j = 0; j < count; ++j) {
-      Row<Ptr>& row = b[j];
-      row.in = true;
-      row.base = p.global_address;
-      for (int i = 1; i < p.rank && row.in; ++i) {
-        const int64_t g = p.c[i] + int64_t(k[i]) * p.e[i];
-        row.in = g >= 0 && uint64_t(g) < p.dims[i];
-        row.base += u128(uint64_t(g)) * p.stride[i];
-      }
-      row.span = row.in ? locate(row.base) : nullptr;
-      for (int i = 1; i < p.rank; ++i) {
-        if (++k[i] < p.n[i]) break;
-        k[i] = 0;
-      }
+// Calls f(r, in_bounds, row_base, span) for every shared row r, where row_base
+// is the global address of g0 = 0 in that row (valid when the outer
+// coordinates are in bounds) and span = locate(row_base): the host pointer of
+// the row's contiguous in-bound part, or null. Rows of one group lie a fixed
+// step apart, so prefetch(base) runs kAhead rows before a row is needed.
+template <class Locate, class Prefetch, class F>
+void for_each_row(const Plan& p, Locate&& locate, Prefetch&& prefetch, F&& f) {
+  constexpr uint32_t kAhead = 8;
+  const u128 step = u128(p.e[1]) * p.stride[1];
+  const uint32_t lo = p.in_lo[1], hi = p.in_hi[1];
+  GroupCursor group(p);
+  for (uint64_t r = 0; r < p.rows; group.next()) {
+    const bool group_in = group.in();
+    u128 base = group.base() + u128(__int128(p.c[1])) * p.stride[1];
+    if (group_in)
+      for (uint32_t k = lo; k < std::min(hi, lo + kAhead); ++k) prefetch(base + k * step);
+    for (uint32_t k1 = 0; k1 < p.n[1]; ++k1, ++r, base += step) {
+      const bool in = group_in && k1 >= lo && k1 < hi;
+      if (in && k1 + kAhead < hi) prefetch(base + kAhead * step);
+      f(r, in, base, in ? locate(base) : nullptr);
     }
-    next += count;
-    return count;
-  };
-  uint64_t count = describe(batches[0]);
-  for (uint64_t r0 = 0, cur = 0; count; cur ^= 1) {
-    const uint64_t ahead = next < p.rows ? describe(batches[cur ^ 1]) : 0;
-    for (uint64_t j = 0; j < count; ++j) {
-      const Row<Ptr>& row = batches[cur][j];
-      f(r0 + j, row.in, row.base, row.span);
-    }
-    r0 += count;
-    count = ahead;
   }
 }
 
@@ -229,26 +242,48 @@ class GlobalWindow {
   Ptr base_ = nullptr;
 };
 
-// Host pointer of a row's in-bound part (§2.1: k0 in [k_lo, k_hi)) when it is
-// contiguous (E0 = 1) and inside one allocation, else null (the copy then goes
-// element by element and names a missing element). The span is prefetched.
-template <class Window>
-auto locate_row(const Plan& p, Window& win, u128 base, bool for_write) {
-  decltype(win.get(0, 0)) a = nullptr;
-  if (p.e[0] != 1 || p.k_lo >= p.k_hi) return a;
-  const uint32_t len = (p.k_hi - p.k_lo) * uint32_t(p.eb);
-  a = win.get(base + u128(uint64_t(p.c[0] + p.k_lo)) * uint64_t(p.eb), len);
-  if (!a) return a;
-  for (uint32_t i = 0; i < len; i += 64) {
-    if (for_write)
-      __builtin_prefetch(a + i, 1);
-    else
-      __builtin_prefetch(a + i, 0);
+// Finds a row's in-bound part (§2.1: k0 in [k_lo, k_hi)) in global memory:
+// the host pointer when it is contiguous (E0 = 1) and inside one allocation,
+// else null (the copy then goes element by element and names a missing
+// element). prefetch() starts loading a row that will be needed soon.
+template <class Window, bool kForWrite>
+class RowLocator {
+  using Ptr = decltype(std::declval<Window&>().get(0, 0));
+
+ public:
+  RowLocator(const Plan& p, Window& win)
+      : win_(win), contiguous_(p.e[0] == 1 && p.k_lo < p.k_hi),
+        offset_(u128(uint64_t(p.c[0] + p.k_lo)) * uint64_t(p.eb)), len_((p.k_hi - p.k_lo) * uint32_t(p.eb)) {
+    // When every in-bound byte of the box lies in one allocation (the usual
+    // case), rows are found by subtraction instead of a search per row.
+    if (!contiguous_) return;
+    u128 lo = p.global_address + offset_, hi = lo + len_;
+    for (int i = 1; i < tensor_map::kMaxRank; ++i) {
+      if (p.in_lo[i] >= p.in_hi[i]) return;  // no in-bound row
+      lo += u128(uint64_t(p.c[i] + int64_t(p.in_lo[i]) * p.e[i])) * p.stride[i];
+      hi += u128(uint64_t(p.c[i] + int64_t(p.in_hi[i] - 1) * p.e[i])) * p.stride[i];
+    }
+    if (auto* a = win.get(lo, uint64_t(hi - lo)))
+      direct_ = reinterpret_cast<uintptr_t>(a) - uint64_t(lo - offset_);  // host address of base 0, mod 2^64
   }
-  if (for_write) __builtin_prefetch(a + len - 1, 1);
-  else __builtin_prefetch(a + len - 1, 0);
-  return a;
-}
+  Ptr operator()(u128 base) const {
+    if (direct_) return reinterpret_cast<Ptr>(direct_ + uint64_t(base));
+    return contiguous_ ? win_.get(base + offset_, len_) : nullptr;
+  }
+  void prefetch(u128 base) const {
+    const auto* a = (*this)(base);
+    if (!a) return;
+    for (uint32_t i = 0; i < len_; i += 64) __builtin_prefetch(a + i, kForWrite);
+    __builtin_prefetch(a + len_ - 1, kForWrite);
+  }
+
+ private:
+  Window& win_;
+  bool contiguous_;
+  u128 offset_;
+  uint32_t len_;
+  uintptr_t direct_ = 0;
+};
 
 std::string hex(u128 a) {
   if (a >> 64) return fmt::format("0x{:x}{:016x}", uint64_t(a >> 64), uint64_t(a));
@@ -271,6 +306,11 @@ std::string hex(u128 a) {
 // row starting at absolute offset `row`, swizzled (one memcpy per granule).
 inline void put(const Plan& p, uint8_t* smem, uint32_t row, uint32_t rel, const uint8_t* src, uint32_t len) {
   uint32_t a = row + rel;
+  if (p.chunk_mask && len == 128 && (a & 127) == 0) {  // one whole line (§3.1): the common case
+    const uint32_t x = ((a >> 7) & p.chunk_mask) << 4;
+    for (uint32_t j = 0; j < 128; j += 16) std::memcpy(smem + a + (j ^ x), src + j, 16);
+    return;
+  }
   if (p.granule == 0) {
     std::memcpy(smem + a, src, len);
     return;
@@ -304,6 +344,11 @@ inline void put(const Plan& p, uint8_t* smem, uint32_t row, uint32_t rel, const 
 // The reverse of put: shared row bytes [rel, rel + len) to dst.
 inline void take(const Plan& p, const uint8_t* smem, uint32_t row, uint32_t rel, uint8_t* dst, uint32_t len) {
   uint32_t a = row + rel;
+  if (p.chunk_mask && len == 128 && (a & 127) == 0) {
+    const uint32_t x = ((a >> 7) & p.chunk_mask) << 4;
+    for (uint32_t j = 0; j < 128; j += 16) std::memcpy(dst + j, smem + a + (j ^ x), 16);
+    return;
+  }
   if (p.granule == 0) {
     std::memcpy(dst, smem + a, len);
     return;
@@ -341,8 +386,9 @@ void write_box(const Plan& p, uint32_t src_offset, GlobalMemory& g, Apply&& appl
   GlobalWindow<GlobalMemory, uint8_t*> win(g);
   const uint32_t eb = uint32_t(p.eb);
   if (p.k_lo >= p.k_hi) return;  // no row has an in-bound element
-  auto locate = [&](u128 base) { return locate_row(p, win, base, true); };
-  for_each_row(p, locate, [&](uint64_t r, bool in, u128 base, uint8_t* span) {
+  const RowLocator<decltype(win), true> locate(p, win);
+  auto prefetch = [&](u128 base) { locate.prefetch(base); };
+  for_each_row(p, locate, prefetch, [&](uint64_t r, bool in, u128 base, uint8_t* span) {
     if (!in) return;
     const uint32_t row = src_offset + uint32_t(r * p.pitch);
     // H6: the 16-byte global chunk holding the last in-bound element's bytes is
@@ -389,8 +435,9 @@ void tile_load(const TensorMap& map, std::span<const int32_t> coords, const Glob
   const uint32_t eb = uint32_t(p.eb);
   uint8_t* smem = cta_smem.data();
   GlobalWindow<const GlobalMemory, const uint8_t*> win(g);
-  auto locate = [&](u128 base) { return locate_row(p, win, base, false); };
-  for_each_row(p, locate, [&](uint64_t r, bool in, u128 base, const uint8_t* src) {
+  const RowLocator<decltype(win), false> locate(p, win);
+  auto prefetch = [&](u128 base) { locate.prefetch(base); };
+  for_each_row(p, locate, prefetch, [&](uint64_t r, bool in, u128 base, const uint8_t* src) {
     const uint32_t row = dst_offset + uint32_t(r * p.pitch);
     if (!in || p.k_lo >= p.k_hi) {
       put(p, smem, row, 0, fill, p.row_bytes);
