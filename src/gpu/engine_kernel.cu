@@ -3,43 +3,43 @@
 // a sequencer in global memory keeps the program's order across CTAs: CTA Y runs
 // its step i once every other CTA has passed all its steps before i, or is
 // blocked in an mbarrier.try_wait (scenario-format.md: a wait blocks only the
-// stepping CTA). Qualifiers are compile-time in PTX, so each Code is one
-// inline-PTX statement (a switch over dimension, reduction op and type).
+// stepping CTA). Qualifiers are compile-time in PTX, so each Code maps to one
+// typed call of the device library (include/tmakit/device/), chosen by a switch
+// over dimension, reduction op and type: the engine and the library share one
+// implementation of every form, and this file holds no inline PTX.
+#include <cuda/atomic>
+#include <cuda/ptx>
+
 #include "engine_launch.hpp"
+#include "tmakit/device/copy.cuh"
 #include "tmakit/device/launch.cuh"
 
 namespace tmakit::gpu::detail {
 namespace {
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ unsigned long long now_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-__device__ __forceinline__ uint32_t cluster_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
+namespace dev = tmakit::device;
+namespace ptx = cuda::ptx;
+using dev::Scope;
+
+__device__ __forceinline__ unsigned long long now_ns() { return dev::global_timer_ns(); }
+__device__ __forceinline__ uint32_t cluster_rank() { return ptx::get_sreg_cluster_ctarank(); }
 __device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  ptx::barrier_cluster_arrive(ptx::sem_release);
+  ptx::barrier_cluster_wait(ptx::sem_acquire);
 }
-__device__ __forceinline__ uint32_t ld_acquire(const uint32_t* p) {
-  uint32_t v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
+// ld.acquire.gpu / st.release.gpu on the sequencer's words.
+__device__ __forceinline__ uint32_t ld_acquire(uint32_t* p) {
+  return cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(*p).load(cuda::memory_order_acquire);
 }
 __device__ __forceinline__ void st_release(uint32_t* p, uint32_t v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+  cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(*p).store(v, cuda::memory_order_release);
 }
-// The .shared::cluster address of window offset `off` in CTA `rank` (kSelf: the executing CTA).
-__device__ __forceinline__ uint32_t cluster_addr(uint32_t base, uint32_t off, uint8_t rank) {
-  const uint32_t local = base + off;
-  if (rank == kSelf) return local;
-  uint32_t r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(local), "r"(uint32_t(rank)));
-  return r;
+// Window offset `off` in CTA `rank` (kSelf: the executing CTA) as a generic
+// pointer; the library turns it into the .shared::cluster address (mapa + cvta).
+template <class T = uint8_t>
+__device__ __forceinline__ T* cluster_ptr(uint8_t* win, uint32_t off, uint8_t rank) {
+  void* p = win + off;
+  return static_cast<T*>(rank == kSelf ? p : __cluster_map_shared_rank(p, rank));
 }
 
 __device__ void report(const KernelArgs& a, uint32_t status, uint32_t step, uint32_t cta, uint32_t i0, uint32_t i1) {
@@ -55,156 +55,115 @@ __device__ __forceinline__ bool aborted(const KernelArgs& a) {
   return *reinterpret_cast<volatile uint32_t*>(&a.status->status) != 0;
 }
 
-// ---- tensor copies: coordinates are operands %0..%4, the rest follow ----
-#define TK_C1 "{%0}"
-#define TK_C2 "{%0, %1}"
-#define TK_C3 "{%0, %1, %2}"
-#define TK_C4 "{%0, %1, %2, %3}"
-#define TK_C5 "{%0, %1, %2, %3, %4}"
-#define TK_COORDS "r"(s.c[0]), "r"(s.c[1]), "r"(s.c[2]), "r"(s.c[3]), "r"(s.c[4])
-#define TK_BY_DIM(M, A)               \
-  switch (s.dim) {                    \
-    case 1: M(A, ".1d", TK_C1); break; \
-    case 2: M(A, ".2d", TK_C2); break; \
-    case 3: M(A, ".3d", TK_C3); break; \
-    case 4: M(A, ".4d", TK_C4); break; \
-    default: M(A, ".5d", TK_C5); break; \
+// Calls f(c) with the step's coordinates as `const int32_t (&)[dim]`.
+template <class F>
+__device__ void by_dim(const Step& s, F&& f) {
+  switch (s.dim) {
+    case 1: { const int32_t c[1] = {s.c[0]}; f(c); break; }
+    case 2: { const int32_t c[2] = {s.c[0], s.c[1]}; f(c); break; }
+    case 3: { const int32_t c[3] = {s.c[0], s.c[1], s.c[2]}; f(c); break; }
+    case 4: { const int32_t c[4] = {s.c[0], s.c[1], s.c[2], s.c[3]}; f(c); break; }
+    default: { const int32_t c[5] = {s.c[0], s.c[1], s.c[2], s.c[3], s.c[4]}; f(c); break; }
   }
+}
+// Calls f(op) with s.red in spec::RedOp order: add min max inc dec and or xor (§6.1).
+template <class F>
+__device__ void by_red_op(uint8_t red, F&& f) {
+  switch (red) {
+    case 0: f(ptx::op_add); break;
+    case 1: f(ptx::op_min); break;
+    case 2: f(ptx::op_max); break;
+    case 3: f(ptx::op_inc); break;
+    case 4: f(ptx::op_dec); break;
+    case 5: f(ptx::op_and_op); break;
+    case 6: f(ptx::op_or_op); break;
+    case 7: f(ptx::op_xor_op); break;
+  }
+}
 
-#define TK_LOAD(DST, D, C)                                                                                   \
-  asm volatile("cp.async.bulk.tensor" D DST ".global.tile.mbarrier::complete_tx::bytes [%5], [%6, " C "], [%7];" \
-               ::TK_COORDS, "r"(dst), "l"(map), "r"(bar) : "memory")
-#define TK_LOAD_H(DST, D, C)                                                                             \
-  asm volatile("cp.async.bulk.tensor" D DST                                                             \
-               ".global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%5], [%6, " C "], [%7], %8;" \
-               ::TK_COORDS, "r"(dst), "l"(map), "r"(bar), "l"(s.policy) : "memory")
-#define TK_MCAST(X, D, C)                                                                                       \
-  asm volatile("cp.async.bulk.tensor" D ".shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster" \
-               " [%5], [%6, " C "], [%7], %8;" ::TK_COORDS, "r"(dst), "l"(map), "r"(bar), "h"(s.mask) : "memory")
-#define TK_MCAST_H(X, D, C)                                                                 \
-  asm volatile("cp.async.bulk.tensor" D                                                    \
-               ".shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint" \
-               " [%5], [%6, " C "], [%7], %8, %9;" ::TK_COORDS, "r"(dst), "l"(map), "r"(bar), "h"(s.mask), \
-               "l"(s.policy) : "memory")
-#define TK_STORE(X, D, C)                                                                              \
-  asm volatile("cp.async.bulk.tensor" D ".global.shared::cta.tile.bulk_group [%5, " C "], [%6];" ::TK_COORDS, \
-               "l"(map), "r"(src) : "memory")
-#define TK_STORE_H(X, D, C)                                                                            \
-  asm volatile("cp.async.bulk.tensor" D ".global.shared::cta.tile.bulk_group.L2::cache_hint [%5, " C "], [%6], %7;" \
-               ::TK_COORDS, "l"(map), "r"(src), "l"(s.policy) : "memory")
-#define TK_RED(OP, D, C)                                                                                   \
-  asm volatile("cp.reduce.async.bulk.tensor" D ".global.shared::cta" OP ".tile.bulk_group [%5, " C "], [%6];" \
-               ::TK_COORDS, "l"(map), "r"(src) : "memory")
-#define TK_RED_H(OP, D, C)                                                                        \
-  asm volatile("cp.reduce.async.bulk.tensor" D ".global.shared::cta" OP                           \
-               ".tile.bulk_group.L2::cache_hint [%5, " C "], [%6], %7;" ::TK_COORDS, "l"(map), "r"(src), \
-               "l"(s.policy) : "memory")
-#define TK_PREFETCH(X, D, C) \
-  asm volatile("cp.async.bulk.prefetch.tensor" D ".L2.global.tile [%5, " C "];" ::TK_COORDS, "l"(map) : "memory")
-#define TK_PREFETCH_H(X, D, C)                                                                              \
-  asm volatile("cp.async.bulk.prefetch.tensor" D ".L2.global.tile.L2::cache_hint [%5, " C "], %6;" ::TK_COORDS, \
-               "l"(map), "l"(s.policy) : "memory")
+// ---- tensor copies ----
 
-__device__ void tensor_load(const Step& s, const void* map, uint32_t dst, uint32_t bar) {
+__device__ void tensor_load(const Step& s, const CUtensorMap& map, void* dst, uint64_t* bar) {
   const bool hint = s.flags & kHint;
-  if (s.code == kTensorLoadCta) {
-    if (hint) { TK_BY_DIM(TK_LOAD_H, ".shared::cta") } else { TK_BY_DIM(TK_LOAD, ".shared::cta") }
-  } else if (s.flags & kMulticast) {
-    if (hint) { TK_BY_DIM(TK_MCAST_H, "") } else { TK_BY_DIM(TK_MCAST, "") }
-  } else {
-    if (hint) { TK_BY_DIM(TK_LOAD_H, ".shared::cluster") } else { TK_BY_DIM(TK_LOAD, ".shared::cluster") }
-  }
+  by_dim(s, [&](const auto& c) {
+    if (s.code == kTensorLoadCta) {
+      if (hint) dev::load_tile(dst, map, c, bar, s.policy);
+      else dev::load_tile(dst, map, c, bar);
+    } else if (s.flags & kMulticast) {
+      if (hint) dev::load_tile_multicast(dst, map, c, bar, s.mask, s.policy);
+      else dev::load_tile_multicast(dst, map, c, bar, s.mask);
+    } else {
+      if (hint) dev::load_tile_cluster(dst, map, c, bar, s.policy);
+      else dev::load_tile_cluster(dst, map, c, bar);
+    }
+  });
 }
 
-__device__ void tensor_store(const Step& s, const void* map, uint32_t src) {
-  if (s.flags & kHint) { TK_BY_DIM(TK_STORE_H, "") } else { TK_BY_DIM(TK_STORE, "") }
+__device__ void tensor_store(const Step& s, const CUtensorMap& map, const void* src) {
+  by_dim(s, [&](const auto& c) {
+    if (s.flags & kHint) dev::store_tile(map, c, src, s.policy);
+    else dev::store_tile(map, c, src);
+  });
 }
 
-// s.red follows spec::RedOp: add min max inc dec and or xor (§6.1); the type is the map's.
-__device__ void tensor_reduce(const Step& s, const void* map, uint32_t src) {
-#define TK_RED_CASE(N, OP)                                                    \
-  case N:                                                                     \
-    if (s.flags & kHint) { TK_BY_DIM(TK_RED_H, OP) } else { TK_BY_DIM(TK_RED, OP) } \
-    break;
-  switch (s.red) {
-    TK_RED_CASE(0, ".add")
-    TK_RED_CASE(1, ".min")
-    TK_RED_CASE(2, ".max")
-    TK_RED_CASE(3, ".inc")
-    TK_RED_CASE(4, ".dec")
-    TK_RED_CASE(5, ".and")
-    TK_RED_CASE(6, ".or")
-    TK_RED_CASE(7, ".xor")
-  }
-#undef TK_RED_CASE
+// The element type is the map's (§6.1).
+__device__ void tensor_reduce(const Step& s, const CUtensorMap& map, const void* src) {
+  by_red_op(s.red, [&](auto op) {
+    by_dim(s, [&](const auto& c) {
+      if (s.flags & kHint) dev::reduce_tile(op, map, c, src, s.policy);
+      else dev::reduce_tile(op, map, c, src);
+    });
+  });
 }
 
-__device__ void tensor_prefetch(const Step& s, const void* map) {
-  if (s.flags & kHint) { TK_BY_DIM(TK_PREFETCH_H, "") } else { TK_BY_DIM(TK_PREFETCH, "") }
+__device__ void tensor_prefetch(const Step& s, const CUtensorMap& map) {
+  by_dim(s, [&](const auto& c) {
+    if (s.flags & kHint) dev::prefetch_tile(map, c, s.policy);
+    else dev::prefetch_tile(map, c);
+  });
 }
 
 // ---- non-tensor bulk copies and reductions (§7, §6.2) ----
 
-__device__ void bulk_load(const Step& s, uint32_t dst, uint32_t bar) {
+__device__ void bulk_load(const Step& s, void* dst, uint64_t* bar) {
   const void* src = reinterpret_cast<const void*>(s.gaddr);
   const bool hint = s.flags & kHint;
   if (s.code == kBulkLoadCta) {
-    if (hint)
-      asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;"
-                   ::"r"(dst), "l"(src), "r"(s.size), "r"(bar), "l"(s.policy) : "memory");
-    else
-      asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                   ::"r"(dst), "l"(src), "r"(s.size), "r"(bar) : "memory");
+    if (hint) dev::bulk_load(dst, src, s.size, bar, s.policy);
+    else dev::bulk_load(dst, src, s.size, bar);
   } else if (s.flags & kMulticast) {
-    if (hint)
-      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint"
-                   " [%0], [%1], %2, [%3], %4, %5;"
-                   ::"r"(dst), "l"(src), "r"(s.size), "r"(bar), "h"(s.mask), "l"(s.policy) : "memory");
-    else
-      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-                   " [%0], [%1], %2, [%3], %4;"
-                   ::"r"(dst), "l"(src), "r"(s.size), "r"(bar), "h"(s.mask) : "memory");
+    if (hint) dev::bulk_load_multicast(dst, src, s.size, bar, s.mask, s.policy);
+    else dev::bulk_load_multicast(dst, src, s.size, bar, s.mask);
   } else {
-    if (hint)
-      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;"
-                   ::"r"(dst), "l"(src), "r"(s.size), "r"(bar), "l"(s.policy) : "memory");
-    else
-      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                   ::"r"(dst), "l"(src), "r"(s.size), "r"(bar) : "memory");
+    if (hint) dev::bulk_load_cluster(dst, src, s.size, bar, s.policy);
+    else dev::bulk_load_cluster(dst, src, s.size, bar);
   }
 }
 
-__device__ void bulk_store(const Step& s, uint32_t src) {
+__device__ void bulk_store(const Step& s, const void* src) {
   void* dst = reinterpret_cast<void*>(s.gaddr);
-  if (s.flags & kHint)
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;"
-                 ::"l"(dst), "r"(src), "r"(s.size), "l"(s.policy) : "memory");
-  else
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(s.size)
-                 : "memory");
+  if (s.flags & kHint) dev::bulk_store(dst, src, s.size, s.policy);
+  else dev::bulk_store(dst, src, s.size);
 }
 
-__device__ void bulk_reduce_global(const Step& s, uint32_t src) {
-  void* dst = reinterpret_cast<void*>(s.gaddr);
+__device__ void bulk_reduce_global(const Step& s, const void* src) {
   const bool hint = s.flags & kHint;
-#define TK_BRED(name, OP, TYPE)                                                                              \
-  case kG_##name:                                                                                                 \
-    if (hint)                                                                                                \
-      asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint" OP TYPE " [%0], [%1], %2, %3;" \
-                   ::"l"(dst), "r"(src), "r"(s.size), "l"(s.policy) : "memory");                             \
-    else                                                                                                     \
-      asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group" OP TYPE " [%0], [%1], %2;" ::"l"(dst), \
-                   "r"(src), "r"(s.size) : "memory");                                                        \
-    break;
+#define TK_BRED(name, OP, TYPE, TAG, CTYPE)                                                 \
+  case kG_##name: {                                                                         \
+    auto* d = reinterpret_cast<CTYPE*>(s.gaddr);                                            \
+    auto* from = static_cast<const CTYPE*>(src);                                            \
+    if (hint) dev::bulk_reduce(ptx::TAG, d, from, s.size, s.policy);                        \
+    else dev::bulk_reduce(ptx::TAG, d, from, s.size);                                       \
+    break;                                                                                  \
+  }
   switch (s.red) { TMAKIT_GPU_BULK_RED_GLOBAL(TK_BRED) }
 #undef TK_BRED
 }
 
-__device__ void bulk_reduce_cluster(const Step& s, uint32_t dst, uint32_t src, uint32_t bar) {
-#define TK_BRED(name, OP, TYPE)                                                                          \
-  case kC_##name:                                                                                             \
-    asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes" OP TYPE \
-                 " [%0], [%1], %2, [%3];" ::"r"(dst), "r"(src), "r"(s.size), "r"(bar) : "memory");      \
+__device__ void bulk_reduce_cluster(const Step& s, void* dst, const void* src, uint64_t* bar) {
+#define TK_BRED(name, OP, TYPE, TAG, CTYPE)                                                                     \
+  case kC_##name:                                                                                               \
+    dev::bulk_reduce_cluster(ptx::TAG, static_cast<CTYPE*>(dst), static_cast<const CTYPE*>(src), s.size, bar); \
     break;
   switch (s.red) { TMAKIT_GPU_BULK_RED_CLUSTER(TK_BRED) }
 #undef TK_BRED
@@ -212,8 +171,8 @@ __device__ void bulk_reduce_cluster(const Step& s, uint32_t dst, uint32_t src, u
 
 template <int N>
 __device__ __forceinline__ void wait_group_n(bool read) {
-  if (read) asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
-  else asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+  if (read) dev::wait_group_read<N>();
+  else dev::wait_group<N>();
 }
 __device__ void wait_group(uint32_t n, bool read) {
   switch (n) {
@@ -230,160 +189,128 @@ __device__ void wait_group(uint32_t n, bool read) {
 
 // ---- mbarriers (§8) ----
 
-__device__ unsigned long long mbar_arrive(const Step& s, uint32_t bar) {
-  unsigned long long state = 0;
-  const bool drop = s.flags & kDrop, cl = s.flags & kClusterScope;
-#define TK_ARRIVE(OPC)                                                                                            \
-  if (s.flags & kRemote) {                                                                                        \
-    if (s.flags & kExpectTx)                                                                                      \
-      asm volatile(OPC ".expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;" ::"r"(bar), "r"(s.size) : "memory"); \
-    else if (s.flags & kHasCount)                                                                                 \
-      asm volatile(OPC ".release.cluster.shared::cluster.b64 _, [%0], %1;" ::"r"(bar), "r"(s.size) : "memory");  \
-    else                                                                                                          \
-      asm volatile(OPC ".release.cluster.shared::cluster.b64 _, [%0];" ::"r"(bar) : "memory");                   \
-  } else if (s.flags & kExpectTx) {                                                                               \
-    if (cl)                                                                                                       \
-      asm volatile(OPC ".expect_tx.release.cluster.shared::cta.b64 %0, [%1], %2;" : "=l"(state) : "r"(bar), "r"(s.size) : "memory"); \
-    else                                                                                                          \
-      asm volatile(OPC ".expect_tx.release.cta.shared::cta.b64 %0, [%1], %2;" : "=l"(state) : "r"(bar), "r"(s.size) : "memory"); \
-  } else if (s.flags & kHasCount) {                                                                               \
-    if (cl)                                                                                                       \
-      asm volatile(OPC ".release.cluster.shared::cta.b64 %0, [%1], %2;" : "=l"(state) : "r"(bar), "r"(s.size) : "memory"); \
-    else                                                                                                          \
-      asm volatile(OPC ".release.cta.shared::cta.b64 %0, [%1], %2;" : "=l"(state) : "r"(bar), "r"(s.size) : "memory"); \
-  } else {                                                                                                        \
-    if (cl)                                                                                                       \
-      asm volatile(OPC ".release.cluster.shared::cta.b64 %0, [%1];" : "=l"(state) : "r"(bar) : "memory");         \
-    else                                                                                                          \
-      asm volatile(OPC ".release.cta.shared::cta.b64 %0, [%1];" : "=l"(state) : "r"(bar) : "memory");             \
+// A local arrive (returns the state token) at scope S.
+template <Scope S>
+__device__ uint64_t arrive_local(const Step& s, uint64_t* bar) {
+  if (s.flags & kDrop) {
+    if (s.flags & kExpectTx) return dev::arrive_drop_expect_tx<S>(bar, s.size);
+    if (s.flags & kHasCount) return dev::arrive_drop<S>(bar, s.size);
+    return dev::arrive_drop<S>(bar);
   }
-  if (drop) { TK_ARRIVE("mbarrier.arrive_drop") } else { TK_ARRIVE("mbarrier.arrive") }
-#undef TK_ARRIVE
-  return state;
+  if (s.flags & kExpectTx) return dev::arrive_expect_tx<S>(bar, s.size);
+  if (s.flags & kHasCount) return dev::arrive<S>(bar, s.size);
+  return dev::arrive<S>(bar);
+}
+// An arrive on another CTA's barrier (`_`: no state).
+__device__ void arrive_remote(const Step& s, uint64_t* bar) {
+  if (s.flags & kDrop) {
+    if (s.flags & kExpectTx) dev::arrive_drop_expect_tx_cluster(bar, s.size);
+    else if (s.flags & kHasCount) dev::arrive_drop_cluster(bar, s.size);
+    else dev::arrive_drop_cluster(bar);
+  } else {
+    if (s.flags & kExpectTx) dev::arrive_expect_tx_cluster(bar, s.size);
+    else if (s.flags & kHasCount) dev::arrive_cluster(bar, s.size);
+    else dev::arrive_cluster(bar);
+  }
+}
+__device__ unsigned long long mbar_arrive(const Step& s, uint64_t* bar) {
+  if (s.flags & kRemote) {
+    arrive_remote(s, bar);
+    return 0;
+  }
+  return s.flags & kClusterScope ? arrive_local<Scope::cluster>(s, bar) : arrive_local<Scope::cta>(s, bar);
 }
 
 // One test of the phase (test_wait never blocks; try_wait may suspend for a
 // system-dependent time and is retried by the caller).
-__device__ bool mbar_test(const Step& s, uint32_t bar, unsigned long long v, bool try_wait) {
-  uint32_t ok;
-  const bool cl = s.flags & kClusterScope;
-#define TK_WAIT(TEXT, VT)                                                                                     \
-  asm volatile("{\n\t.reg .pred p;\n\t" TEXT " p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(ok) : "r"(bar), \
-               VT : "memory")
+template <Scope S>
+__device__ bool mbar_test_at(const Step& s, uint64_t* bar, unsigned long long v, bool try_wait) {
   if (s.flags & kParity) {
     const uint32_t parity = static_cast<uint32_t>(v & 1);
-    if (try_wait) {
-      if (cl) TK_WAIT("mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64", "r"(parity));
-      else TK_WAIT("mbarrier.try_wait.parity.acquire.cta.shared::cta.b64", "r"(parity));
-    } else {
-      if (cl) TK_WAIT("mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64", "r"(parity));
-      else TK_WAIT("mbarrier.test_wait.parity.acquire.cta.shared::cta.b64", "r"(parity));
-    }
-  } else {
-    if (try_wait) {
-      if (cl) TK_WAIT("mbarrier.try_wait.acquire.cluster.shared::cta.b64", "l"(v));
-      else TK_WAIT("mbarrier.try_wait.acquire.cta.shared::cta.b64", "l"(v));
-    } else {
-      if (cl) TK_WAIT("mbarrier.test_wait.acquire.cluster.shared::cta.b64", "l"(v));
-      else TK_WAIT("mbarrier.test_wait.acquire.cta.shared::cta.b64", "l"(v));
-    }
+    return try_wait ? dev::try_wait_parity<S>(bar, parity) : dev::test_wait_parity<S>(bar, parity);
   }
-#undef TK_WAIT
-  return ok != 0;
+  return try_wait ? dev::try_wait<S>(bar, v) : dev::test_wait<S>(bar, v);
+}
+__device__ bool mbar_test(const Step& s, uint64_t* bar, unsigned long long v, bool try_wait) {
+  return s.flags & kClusterScope ? mbar_test_at<Scope::cluster>(s, bar, v, try_wait)
+                                 : mbar_test_at<Scope::cta>(s, bar, v, try_wait);
 }
 
-__device__ void plain_store(const Step& s, uint32_t saddr) {
+// st.shared / st.global of s.size bytes (volatile: exactly one store of that width).
+__device__ void plain_store(const Step& s, void* p) {
   const unsigned long long v = s.value;
-  const unsigned short h = static_cast<unsigned short>(v);
-  const uint32_t w = static_cast<uint32_t>(v);
-  void* g = reinterpret_cast<void*>(s.gaddr);
-  if (s.code == kStShared) {
-    switch (s.size) {
-      case 1: asm volatile("st.shared.b8 [%0], %1;" ::"r"(saddr), "h"(h) : "memory"); break;
-      case 2: asm volatile("st.shared.b16 [%0], %1;" ::"r"(saddr), "h"(h) : "memory"); break;
-      case 4: asm volatile("st.shared.b32 [%0], %1;" ::"r"(saddr), "r"(w) : "memory"); break;
-      default: asm volatile("st.shared.b64 [%0], %1;" ::"r"(saddr), "l"(v) : "memory"); break;
-    }
-  } else {
-    switch (s.size) {
-      case 1: asm volatile("st.global.b8 [%0], %1;" ::"l"(g), "h"(h) : "memory"); break;
-      case 2: asm volatile("st.global.b16 [%0], %1;" ::"l"(g), "h"(h) : "memory"); break;
-      case 4: asm volatile("st.global.b32 [%0], %1;" ::"l"(g), "r"(w) : "memory"); break;
-      default: asm volatile("st.global.b64 [%0], %1;" ::"l"(g), "l"(v) : "memory"); break;
-    }
+  switch (s.size) {
+    case 1: *static_cast<volatile uint8_t*>(p) = static_cast<uint8_t>(v); break;
+    case 2: *static_cast<volatile uint16_t*>(p) = static_cast<uint16_t>(v); break;
+    case 4: *static_cast<volatile uint32_t*>(p) = static_cast<uint32_t>(v); break;
+    default: *static_cast<volatile uint64_t*>(p) = v; break;
   }
 }
 
 // Executes step i (by the step's thread). Returns false when the kernel must stop (a hang).
-__device__ bool execute(const KernelArgs& a, const Step& s, uint32_t i, uint32_t rank, uint32_t base) {
-  const void* map = s.code >= kTensorLoadCta && s.code <= kTensorPrefetch ? &a.maps[s.map] : nullptr;
+__device__ bool execute(const KernelArgs& a, const Step& s, uint32_t i, uint32_t rank, uint8_t* win) {
   volatile unsigned long long* regs = a.regs;
+  const auto bar_at = [&](uint32_t off, uint8_t r) { return cluster_ptr<uint64_t>(win, off, r); };
+  uint64_t* const local_bar = reinterpret_cast<uint64_t*>(win + s.smem);  // mbarrier.* on this CTA's window
   switch (s.code) {
     case kNop: break;
     case kTensorLoadCta:
-      tensor_load(s, map, base + s.smem, base + s.mbar);
+      tensor_load(s, a.maps[s.map], win + s.smem, reinterpret_cast<uint64_t*>(win + s.mbar));
       break;
     case kTensorLoadCluster:
-      tensor_load(s, map, cluster_addr(base, s.smem, s.smem_rank), cluster_addr(base, s.mbar, s.mbar_rank));
+      tensor_load(s, a.maps[s.map], cluster_ptr(win, s.smem, s.smem_rank), bar_at(s.mbar, s.mbar_rank));
       break;
-    case kTensorStore: tensor_store(s, map, base + s.smem); break;
-    case kTensorReduce: tensor_reduce(s, map, base + s.smem); break;
-    case kTensorPrefetch: tensor_prefetch(s, map); break;
-    case kBulkLoadCta: bulk_load(s, base + s.smem, base + s.mbar); break;
+    case kTensorStore: tensor_store(s, a.maps[s.map], win + s.smem); break;
+    case kTensorReduce: tensor_reduce(s, a.maps[s.map], win + s.smem); break;
+    case kTensorPrefetch: tensor_prefetch(s, a.maps[s.map]); break;
+    case kBulkLoadCta: bulk_load(s, win + s.smem, reinterpret_cast<uint64_t*>(win + s.mbar)); break;
     case kBulkLoadCluster:
-      bulk_load(s, cluster_addr(base, s.smem, s.smem_rank), cluster_addr(base, s.mbar, s.mbar_rank));
+      bulk_load(s, cluster_ptr(win, s.smem, s.smem_rank), bar_at(s.mbar, s.mbar_rank));
       break;
-    case kBulkCopyPeer: {
-      const uint32_t dst = cluster_addr(base, s.smem, s.smem_rank), bar = cluster_addr(base, s.mbar, s.mbar_rank);
-      asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                   ::"r"(dst), "r"(base + s.smem2), "r"(s.size), "r"(bar) : "memory");
+    case kBulkCopyPeer:
+      dev::bulk_copy_to_peer(cluster_ptr(win, s.smem, s.smem_rank), win + s.smem2, s.size,
+                             bar_at(s.mbar, s.mbar_rank));
+      break;
+    case kBulkStore: bulk_store(s, win + s.smem); break;
+    case kBulkReduceGlobal: bulk_reduce_global(s, win + s.smem); break;
+    case kBulkReduceCluster:
+      bulk_reduce_cluster(s, cluster_ptr(win, s.smem, s.smem_rank), win + s.smem2, bar_at(s.mbar, s.mbar_rank));
+      break;
+    case kBulkPrefetch: {
+      const void* src = reinterpret_cast<const void*>(s.gaddr);
+      if (s.flags & kHint) dev::bulk_prefetch(src, s.size, s.policy);
+      else dev::bulk_prefetch(src, s.size);
       break;
     }
-    case kBulkStore: bulk_store(s, base + s.smem); break;
-    case kBulkReduceGlobal: bulk_reduce_global(s, base + s.smem); break;
-    case kBulkReduceCluster:
-      bulk_reduce_cluster(s, cluster_addr(base, s.smem, s.smem_rank), base + s.smem2,
-                          cluster_addr(base, s.mbar, s.mbar_rank));
-      break;
-    case kBulkPrefetch:
-      if (s.flags & kHint)
-        asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(s.gaddr), "r"(s.size),
-                     "l"(s.policy) : "memory");
-      else
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(s.gaddr), "r"(s.size) : "memory");
-      break;
-    case kCommitGroup: asm volatile("cp.async.bulk.commit_group;" ::: "memory"); break;
+    case kCommitGroup: dev::commit_group(); break;
     case kWaitGroup: wait_group(s.size, s.flags & kRead); break;
-    case kMbarInit:
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(base + s.smem), "r"(s.size) : "memory");
-      break;
+    case kMbarInit: dev::mbar_init(local_bar, s.size); break;
     case kMbarArrive: {
-      const uint32_t bar = s.flags & kRemote ? cluster_addr(base, s.smem, s.smem_rank) : base + s.smem;
-      unsigned long long state = mbar_arrive(s, bar);
+      uint64_t* bar = s.flags & kRemote ? bar_at(s.smem, s.smem_rank) : local_bar;
+      const unsigned long long state = mbar_arrive(s, bar);
       if (s.dst_reg >= 0) regs[s.dst_reg] = state, __threadfence();
       break;
     }
     case kMbarExpectTx: case kMbarCompleteTx: {
       const bool remote = s.flags & kRemote;
-      const uint32_t bar = remote ? cluster_addr(base, s.smem, s.smem_rank) : base + s.smem;
+      uint64_t* bar = remote ? bar_at(s.smem, s.smem_rank) : local_bar;
       if (s.code == kMbarExpectTx) {
-        if (remote) asm volatile("mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" ::"r"(bar), "r"(s.size) : "memory");
-        else asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(s.size) : "memory");
+        if (remote) dev::expect_tx_cluster(bar, s.size);
+        else dev::expect_tx(bar, s.size);
       } else {
-        if (remote) asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" ::"r"(bar), "r"(s.size) : "memory");
-        else asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(s.size) : "memory");
+        if (remote) dev::complete_tx_cluster(bar, s.size);
+        else dev::complete_tx(bar, s.size);
       }
       break;
     }
     case kMbarTestWait: case kMbarTryWait: {
-      const uint32_t bar = base + s.smem;
       const unsigned long long v = s.src_reg >= 0 ? regs[s.src_reg] : s.value;
-      bool done = mbar_test(s, bar, v, s.code == kMbarTryWait);
+      bool done = mbar_test(s, local_bar, v, s.code == kMbarTryWait);
       if (!done && s.code == kMbarTryWait) {
         // Blocked: let the other CTAs run their later steps meanwhile (scenario-format.md).
         st_release(&a.pos[rank], i | kBlocked);
         const unsigned long long t0 = now_ns();
-        while (!(done = mbar_test(s, bar, v, true))) {
+        while (!(done = mbar_test(s, local_bar, v, true))) {
           if (aborted(a)) return false;
           if (now_ns() - t0 > a.wait_bound_ns) {
             report(a, kStatusHang, i, rank, s.smem, static_cast<uint32_t>(v));
@@ -394,15 +321,15 @@ __device__ bool execute(const KernelArgs& a, const Step& s, uint32_t i, uint32_t
       if (s.dst_reg >= 0) regs[s.dst_reg] = done ? 1 : 0, __threadfence();
       break;
     }
-    case kMbarInval: asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(base + s.smem) : "memory"); break;
+    case kMbarInval: dev::mbar_inval(local_bar); break;
     case kFenceProxyAsync:
-      if (s.flags & kSpaceGlobal) asm volatile("fence.proxy.async.global;" ::: "memory");
-      else if (s.flags & kSpaceCluster) asm volatile("fence.proxy.async.shared::cluster;" ::: "memory");
-      else asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      if (s.flags & kSpaceGlobal) dev::fence_proxy_async_global();
+      else if (s.flags & kSpaceCluster) dev::fence_proxy_async_cluster();
+      else dev::fence_proxy_async_shared();
       break;
-    case kFenceMbarInit: asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); break;
-    case kStShared: plain_store(s, base + s.smem); break;
-    case kStGlobal: plain_store(s, 0); break;
+    case kFenceMbarInit: dev::fence_mbarrier_init(); break;
+    case kStShared: plain_store(s, win + s.smem); break;
+    case kStGlobal: plain_store(s, reinterpret_cast<void*>(s.gaddr)); break;
   }
   return true;
 }
@@ -428,10 +355,8 @@ __device__ bool wait_turn(const KernelArgs& a, uint32_t i, uint32_t rank) {
 __global__ void __launch_bounds__(256) engine_kernel(const __grid_constant__ KernelArgs a) {
   extern __shared__ __align__(1024) uint8_t dyn[];
   // Window offset 0 is 1024-byte aligned (scenario-format.md: swizzle follows the offset's bits).
-  const uint32_t dyn_addr = smem_u32(dyn);
-  const uint32_t pad = (1024u - (dyn_addr & 1023u)) & 1023u;
+  const uint32_t pad = (1024u - (dev::smem_addr(dyn) & 1023u)) & 1023u;
   uint8_t* win = dyn + pad;
-  const uint32_t base = dyn_addr + pad;
   const uint32_t rank = cluster_rank();
   const uint32_t tid = threadIdx.x;
   if (pad + a.shared_need > a.dyn_bytes) {  // same in every CTA: all leave together
@@ -446,10 +371,10 @@ __global__ void __launch_bounds__(256) engine_kernel(const __grid_constant__ Ker
     for (uint32_t k = tid; k < g.bytes; k += blockDim.x) win[g.offset + k] = a.init_data[g.staging + k];
   }
   // The initial contents are ordinary writes: make them visible to the async proxy (§9).
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  dev::fence_proxy_async_shared();
   if (tid == 0)
     for (uint32_t m = 0; m < a.nmaps; ++m)
-      asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(&a.maps[m]) : "memory");
+      ptx::fence_proxy_tensormap_generic(ptx::sem_acquire, ptx::scope_gpu, &a.maps[m], ptx::n32_t<128>{});
   __syncthreads();
   cluster_sync();
 
@@ -461,7 +386,7 @@ __global__ void __launch_bounds__(256) engine_kernel(const __grid_constant__ Ker
     if (__syncthreads_or(stop)) break;
     bool run = true;
     if (s.guard_reg >= 0) run = (reinterpret_cast<volatile unsigned long long*>(a.regs)[s.guard_reg] != 0) != (s.guard_negated != 0);
-    if (run && tid == s.thread) stop = !execute(a, s, i, rank, base);
+    if (run && tid == s.thread) stop = !execute(a, s, i, rank, win);
     stop = __syncthreads_or(stop);
     if (tid == 0) {
       uint32_t next = i + 1;
@@ -474,7 +399,7 @@ __global__ void __launch_bounds__(256) engine_kernel(const __grid_constant__ Ker
 
   // End of the program: every bulk-group operation of every thread completes (§9),
   // then the outputs are read once all CTAs are done.
-  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  dev::wait_group<0>();
   __syncthreads();
   cluster_sync();
   for (uint32_t r = 0; r < a.nouts; ++r) {

@@ -367,7 +367,7 @@ class Translator {
     int code = -1;
     if (inst.form().id == "bulk-reduce.global.shared::cta") {
       st.code = kBulkReduceGlobal;
-#define TK_MATCH(name, OP, TYPE) \
+#define TK_MATCH(name, OP, TYPE, ...) \
   if (op == OP && type == TYPE) code = kG_##name;
       TMAKIT_GPU_BULK_RED_GLOBAL(TK_MATCH)
 #undef TK_MATCH
@@ -376,7 +376,7 @@ class Translator {
       touch(st.smem, st.size);
     } else {
       st.code = kBulkReduceCluster;
-#define TK_MATCH(name, OP, TYPE) \
+#define TK_MATCH(name, OP, TYPE, ...) \
   if (op == OP && type == TYPE) code = kC_##name;
       TMAKIT_GPU_BULK_RED_CLUSTER(TK_MATCH)
 #undef TK_MATCH

@@ -40,7 +40,13 @@ void Engine::bulk_copy(const ptx::Instruction& inst, int cta, int thread, const 
     if (!global_.find(dst, n))
       fail("bulk.global-range", "dstMem range [" + hex(dst) + ", " + hex(dst + n) + ") is outside every global allocation (§7)", where);
     uint16_t mask = 0xffff;
-    if (const auto* m = inst.operand("byteMask")) mask = static_cast<uint16_t>(integer(*m, "byteMask", where));
+    if (const auto* m = inst.operand("byteMask")) {
+      // .cp_mask (§7, sm_100): a 16-bit operand; bit i enables byte i of every 16-byte chunk.
+      const int64_t v = integer(*m, "byteMask", where);
+      if (v < 0 || v > 0xffff)
+        fail("bulk.byte-mask-range", "byteMask " + std::to_string(v) + " is not a 16-bit value (§7)", where);
+      mask = static_cast<uint16_t>(v);
+    }
     auto captured = std::make_shared<std::vector<uint8_t>>();
     op.reads = {{Range::shared, cta, src, src + n}};
     op.writes = {{Range::global, 0, dst, dst + n}};
@@ -76,14 +82,15 @@ void Engine::bulk_copy(const ptx::Instruction& inst, int cta, int thread, const 
       fail("bulk.global-range", "srcMem range [" + hex(src) + ", " + hex(src + n) + ") is outside every global allocation (§7)", where);
     op.reads = {{Range::global, 0, src, src + n}};
   }
-  for (int d : dests) {
+  for (size_t i = 0; i < dests.size(); ++i) {
+    const int d = dests[i], to = land.mbar_ctas[i];
     check_shared_range(d, dst_off, n, "dstMem", where);
     op.writes.push_back({Range::shared, d, dst_off, dst_off + n});
-    op.signals.push_back({{d, mbar.offset}, n});
-    if (!barrier(BarrierRef{d, mbar.offset}, where).valid)
+    op.signals.push_back({{to, mbar.offset}, n});
+    if (!barrier(BarrierRef{to, mbar.offset}, where).valid)
       fail(dests.size() > 1 ? "multicast.barrier-missing" : "mbarrier.invalid",
            "no initialised mbarrier at shared offset " + std::to_string(mbar.offset) + " of destination CTA " +
-               std::to_string(d) + " (§8.1)", where);
+               std::to_string(d) + (to != d ? "'s peer CTA " + std::to_string(to) + " (§10.2)" : "") + " (§8.1)", where);
   }
   op.write = [this, dests, dst_off, src, n, from_shared, cta] {
     const uint8_t* in = from_shared ? smem_[cta].bytes.data() + src : global_.find(src, n);

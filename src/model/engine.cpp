@@ -87,10 +87,27 @@ uint64_t Engine::global_address(const ptx::Operand& o, const std::string& what, 
 Engine::Landing Engine::landing(const ptx::Instruction& inst, int cta, bool cta_window, const char* mbar_rule,
                                 const std::string& where) const {
   Landing l;
+  // §10.2: with .cta_group::2 the barrier may be in the destination CTA or its peer
+  // (the CTA pair is ranks 2k, 2k+1); the parity of the CTA holding mbar picks which.
+  const bool pair = inst.sel.has(".cta_group::2");
+  auto peer_check = [&](int dest, int mrank) {
+    if (mrank != dest && mrank != (dest ^ 1))
+      fail(mbar_rule, "mbar is in CTA " + std::to_string(mrank) + " but dstMem in CTA " + std::to_string(dest) +
+                          ": with .cta_group::2 the barrier must be in the destination CTA or its peer CTA " +
+                          std::to_string(dest ^ 1) + " (§10.2)", where);
+  };
   if (cta_window) {
     l.dst = shared_cta_address(*inst.operand("dstMem"), cta, "dstMem", where);
-    l.mbar = shared_cta_address(*inst.operand("mbar"), cta, "mbar", where);
     l.ctas = {cta};
+    if (!pair) {
+      l.mbar = shared_cta_address(*inst.operand("mbar"), cta, "mbar", where);
+      l.mbar_ctas = {cta};
+      return l;
+    }
+    auto [mrank, moff] = cluster_address(*inst.operand("mbar"), cta, "mbar", where);
+    peer_check(cta, mrank);
+    l.mbar = moff;
+    l.mbar_ctas = {mrank};
     return l;
   }
   auto [rank, off] = cluster_address(*inst.operand("dstMem"), cta, "dstMem", where);
@@ -109,7 +126,23 @@ Engine::Landing Engine::landing(const ptx::Instruction& inst, int cta, bool cta_
           fail("multicast.mask-range", std::string("ctaMask ") + hex + " selects CTA " + std::to_string(r) +
                                            " of a cluster of " + std::to_string(cfg_.ctas) + " (§13 item 9)", where);
         l.ctas.push_back(r);
+        // §10.2: ::1 signals each destination's own barrier; ::2 the destination or its
+        // peer, whichever has the parity of the CTA that holds mbar.
+        const int to = pair ? ((r & ~1) | (mrank & 1)) : r;
+        if (to >= cfg_.ctas)
+          fail("multicast.peer-missing", std::string("ctaMask ") + hex + " selects CTA " + std::to_string(r) +
+                                             ", whose .cta_group::2 signal goes to CTA " + std::to_string(to) +
+                                             " (the parity of mbar's CTA " + std::to_string(mrank) +
+                                             "), outside the cluster of " + std::to_string(cfg_.ctas) + " (§10.2)",
+               where);
+        l.mbar_ctas.push_back(to);
       }
+    return l;
+  }
+  if (pair) {
+    peer_check(rank, mrank);
+    l.ctas = {rank};
+    l.mbar_ctas = {mrank};
     return l;
   }
   // Without multicast (and with .cta_group::1) the barrier is in the destination's CTA (§7, §10.2).
@@ -118,6 +151,7 @@ Engine::Landing Engine::landing(const ptx::Instruction& inst, int cta, bool cta_
                         ": the destination is CTA " + std::to_string(rank) +
                         ", and the barrier must be in the destination CTA (§7, §10.2)", where);
   l.ctas = {rank};
+  l.mbar_ctas = {rank};
   return l;
 }
 
@@ -238,6 +272,9 @@ bool Engine::execute(const ptx::Instruction& inst, int cta, int thread, const st
       log(where + ": " + std::string(inst.form().opcode) + " (no ordering needed in the sequential model)");
       break;
     case Op::store: plain_store(inst, cta, where); break;
+    case Op::tensormap:
+      fail("model.unsupported", std::string(inst.form().opcode) + " is checked by the PTX front end but not modelled",
+           where);
   }
   return true;
 }

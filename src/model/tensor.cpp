@@ -1,11 +1,13 @@
 // Tensor copies: cp.async.bulk.tensor loads and stores, cp.reduce.async.bulk.tensor
 // and cp.async.bulk.prefetch.tensor. This file checks the instruction against its
 // map (§2.1, §13, the [H] faults) and hands the element walk to the mode's file
-// (tile.cpp); im2col and gather4/scatter4 walks are not modelled yet.
+// (tile.cpp, im2col.cpp, gather4.cpp).
 #include <algorithm>
 #include <memory>
 
 #include "tmakit/model/engine.hpp"
+#include "tmakit/model/gather4.hpp"
+#include "tmakit/model/im2col.hpp"
 #include "tmakit/model/reduce.hpp"
 #include "tmakit/model/tile.hpp"
 
@@ -23,10 +25,11 @@ std::pair<uint64_t, uint64_t> global_extent(const TensorMap& m, const std::vecto
     int64_t last = std::min<int64_t>(c[i] + static_cast<int64_t>(m.elements(i) - 1) * m.traversal_stride(i),
                                      static_cast<int64_t>(m.dims[i]) - 1);
     if (last < first) return {0, 0};  // the box is wholly out of bounds
-    lo += static_cast<uint64_t>(first) * m.stride_bytes(i);
-    hi += static_cast<uint64_t>(last) * m.stride_bytes(i);
+    // Dimension 0 in bits: packed types (§2.5) have 4- and 6-bit elements.
+    const uint64_t bits = static_cast<uint64_t>(tensor_map::bits_per_element(m.data_type));
+    lo += i ? static_cast<uint64_t>(first) * m.stride_bytes(i) : static_cast<uint64_t>(first) * bits / 8;
+    hi += i ? static_cast<uint64_t>(last) * m.stride_bytes(i) : ((static_cast<uint64_t>(last) + 1) * bits + 7) / 8;
   }
-  hi += static_cast<uint64_t>(tensor_map::element_bytes(m.data_type));
   return {lo & ~15ull, (hi + 15) & ~15ull};
 }
 
@@ -65,8 +68,7 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
   if (inst.sel.dim() != map.rank)
     fail("tensor.dim-rank", "." + std::to_string(inst.sel.dim()) + "d does not match the rank " +
                                 std::to_string(map.rank) + " of `" + tref.map + "` (§2.1)", where);
-  if (mode != ".tile")
-    fail("model.unsupported", std::string(mode) + " is not modelled yet; only .tile walks are (docs/model.md)", where);
+  const bool four = mode == ".tile::gather4" || mode == ".tile::scatter4";  // §5: {col, row0..row3}
 
   std::vector<int32_t> coords;
   for (size_t i = 0; i < tref.elems.size(); ++i) {
@@ -79,14 +81,37 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
   Direction dir = kind == spec::Op::tensor_load ? Direction::load
                   : kind == spec::Op::tensor_store ? Direction::store
                   : kind == spec::Op::tensor_reduce ? Direction::reduce : Direction::prefetch;
-  for (const auto& d : tensor_map::check_coordinates(map, coords, dir, cfg_.target))
+  for (const auto& d : four ? gather4_check(map, coords, dir, cfg_.target)
+                            : tensor_map::check_coordinates(map, coords, dir, cfg_.target))
     if (d.severity == Severity::error) throw DiagnosticError({d.severity, d.rule, d.message, where});
+  // im2col modes (§4): the im2colInfo operand, then the walk's own preconditions (prefetches too).
+  Im2colInfo info;
+  const bool im2col = parse_im2col_mode(mode, info.mode);
+  if (im2col) {
+    if (const ptx::Operand* i2c = inst.operand("im2colInfo")) {
+      std::vector<int64_t> v;
+      for (const ptx::Expr& e : i2c->elems) {
+        Value x = eval(e, where);
+        if (x.kind != Value::Kind::integer) fail("model.operand", "im2colInfo element must be an integer, got " + x.str(), where);
+        v.push_back(x.v);
+      }
+      if (info.mode == Im2colMode::im2col) std::copy_n(v.begin(), std::min<size_t>(v.size(), 3), info.offsets.begin());
+      else if (v.size() == 2) info.w_halo = v[0], info.w_offset = v[1];
+    }
+    try {
+      im2col_check(map, coords, info);
+    } catch (const DiagnosticError& e) {
+      Diagnostic d = e.diagnostic();
+      d.where = where;
+      throw DiagnosticError(d);
+    }
+  }
 
   if (kind == spec::Op::tensor_prefetch) {
     log(where + ": prefetch (no effect, §2.7)");
     return;
   }
-  const uint64_t footprint = map.smem_footprint();
+  const uint64_t footprint = im2col ? im2col_footprint(map, info) : four ? gather4_footprint(map) : map.smem_footprint();
   const uint32_t align = map.smem_alignment();
   auto check_smem = [&](uint32_t off, int in_cta, const char* what) {
     // H15: 16-, 32-, 48- and 64-byte aligned shared operands fault; the minimum is 128.
@@ -97,26 +122,35 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
   };
   Op op;
   op.desc = where + " " + spec::canonical_mnemonic(inst.sel);
-  auto [glo, ghi] = global_extent(map, coords);
+  auto [glo, ghi] = im2col ? im2col_global_extent(map, coords, info)
+                    : four   ? gather4_global_extent(map, coords)
+                             : global_extent(map, coords);
 
   if (kind == spec::Op::tensor_load) {
     const Landing land = landing(inst, cta, inst.sel.get("dst") == ".shared::cta", "tensor.mbar-cta", where);
     const std::vector<int>& dests = land.ctas;
     const uint32_t dst = land.dst;
     const BarrierRef mbar{dests.front(), land.mbar};
-    const uint64_t bytes = map.bytes_per_box();  // §2.3, H: the full box, OOB included
-    for (int d : dests) {
+    // §2.3, H: the full box, OOB included; im2col: every row, halo rows too (§4.2).
+    const uint64_t bytes = im2col ? im2col_bytes(map, info) : four ? gather4_bytes(map) : map.bytes_per_box();
+    for (size_t i = 0; i < dests.size(); ++i) {
+      const int d = dests[i], to = land.mbar_ctas[i];  // to: d, or its peer under .cta_group::2 (§10.2)
       check_smem(dst, d, "dstMem");
       op.writes.push_back({Range::shared, d, dst, dst + footprint});
-      op.signals.push_back({{d, mbar.offset}, bytes});
-      if (!barrier(BarrierRef{d, mbar.offset}, where).valid)
+      op.signals.push_back({{to, mbar.offset}, bytes});
+      if (!barrier(BarrierRef{to, mbar.offset}, where).valid)
         fail(dests.size() > 1 ? "multicast.barrier-missing" : "mbarrier.invalid",
              "no initialised mbarrier at shared offset " + std::to_string(mbar.offset) + " of destination CTA " +
-                 std::to_string(d) + " (§8.1)", where);
+                 std::to_string(d) + (to != d ? "'s peer CTA " + std::to_string(to) + " (§10.2)" : "") + " (§8.1)",
+             where);
     }
     if (ghi > glo) op.reads = {{Range::global, 0, glo, ghi}};
-    op.write = [this, map, coords, dests, dst] {
-      for (int d : dests) tile_load(map, coords, global_, smem_[d].span(), dst);
+    op.write = [this, map, coords, dests, dst, im2col, info, four] {
+      for (int d : dests) {
+        if (im2col) im2col_load(map, coords, info, global_, smem_[d].span(), dst);
+        else if (four) gather4_load(map, coords, global_, smem_[d].span(), dst);
+        else tile_load(map, coords, global_, smem_[d].span(), dst);
+      }
     };
     issue(std::move(op), cta, thread, false);
     return;
@@ -147,8 +181,11 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
   op.read = [this, captured, cta, base, src, footprint] {
     captured->assign(smem_[cta].bytes.begin() + base, smem_[cta].bytes.begin() + src + footprint);
   };
-  op.write = [this, captured, map, coords, src, base, red] {
-    if (red) tile_reduce(map, coords, *red, *captured, src - base, global_);
+  op.write = [this, captured, map, coords, src, base, red, im2col, four] {
+    if (im2col && red) im2col_reduce(map, coords, *red, *captured, src - base, global_);
+    else if (im2col) im2col_store(map, coords, *captured, src - base, global_);
+    else if (four) scatter4_store(map, coords, *captured, src - base, global_);
+    else if (red) tile_reduce(map, coords, *red, *captured, src - base, global_);
     else tile_store(map, coords, *captured, src - base, global_);
   };
   issue(std::move(op), cta, thread, true);

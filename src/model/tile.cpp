@@ -13,6 +13,7 @@
 
 #include "tmakit/diag.hpp"
 #include "tmakit/model/numerics.hpp"
+#include "tmakit/model/packed.hpp"
 #include "tmakit/model/reduce.hpp"
 #include "tmakit/model/swizzle.hpp"
 
@@ -428,6 +429,7 @@ void write_box(const Plan& p, uint32_t src_offset, GlobalMemory& g, Apply&& appl
 
 void tile_load(const TensorMap& map, std::span<const int32_t> coords, const GlobalMemory& g,
                std::span<uint8_t> cta_smem, uint32_t dst_offset) {
+  if (tensor_map::is_packed(map.data_type)) return packed_load(map, coords, g, cta_smem, dst_offset);  // §2.5
   const Plan p = make_plan(map, coords, cta_smem.size(), dst_offset, "load");
   const uint8_t* fill = fill_bytes(map.oob_fill, p.eb);
   // H3: TFLOAT32 maps round on load (FLOAT32_FTZ loads are plain copies).
@@ -470,6 +472,7 @@ void tile_load(const TensorMap& map, std::span<const int32_t> coords, const Glob
 
 void tile_store(const TensorMap& map, std::span<const int32_t> coords, std::span<const uint8_t> cta_smem,
                 uint32_t src_offset, GlobalMemory& g) {
+  if (tensor_map::is_packed(map.data_type)) return packed_store(map, coords, cta_smem, src_offset, g);  // §2.5
   const Plan p = make_plan(map, coords, cta_smem.size(), src_offset, "store");
   const uint8_t* smem = cta_smem.data();
   // H3: a plain copy for every type.

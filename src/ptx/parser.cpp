@@ -303,6 +303,22 @@ std::optional<Instruction> parse_instruction(std::string_view text, Diagnostics&
       ok = false;
       continue;
     }
+    if (!s.discard && o.kind == Operand::Kind::sink) {
+      diags.error("ptx.operand-kind",
+                  "operand " + std::to_string(i + 1) + " (" + std::string(s.name) + ") of " +
+                      std::string(inst.form().opcode) + " must be a register; `_` may not discard it",
+                  at(where, o.column));
+      ok = false;
+      continue;
+    }
+    if (s.immediate && !o.expr.is_immediate()) {
+      diags.error("ptx.operand-kind",
+                  "operand " + std::to_string(i + 1) + " (" + std::string(s.name) + ") of " +
+                      std::string(inst.form().opcode) + " must be an integer constant, got `" + o.str() + "`",
+                  at(where, o.column));
+      ok = false;
+      continue;
+    }
     int want = spec::vector_length(inst.sel, s);
     if ((s.kind == spec::OperandKind::tensor || s.kind == spec::OperandKind::vector) &&
         static_cast<int>(o.elems.size()) != want) {

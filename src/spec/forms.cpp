@@ -90,6 +90,15 @@ Attempt attempt(const Form& f, const std::vector<std::string>& quals, const std:
 
 }  // namespace
 
+std::string ValueRule::str() const {
+  std::string s = multiple_of > 1 ? "a multiple of " + std::to_string(multiple_of) : "a value";
+  if (min == max) return std::to_string(min);
+  if (min != INT64_MIN || max != INT64_MAX)
+    s += " in [" + (min == INT64_MIN ? std::string("-inf") : std::to_string(min)) + ", " +
+         (max == INT64_MAX ? std::string("inf") : std::to_string(max)) + "]";
+  return s;
+}
+
 const Form* find_form(std::string_view id) {
   for (const auto& f : forms())
     if (f.id == id) return &f;
@@ -193,13 +202,19 @@ Diagnostics check_combination(const Selection& sel) {
   Diagnostics d;
   const Form& f = *sel.form;
   for (const auto& c : f.constraints) {
-    if (!sel.has(c.if_chosen)) continue;
-    bool ok = std::any_of(c.needs.begin(), c.needs.end(), [&](auto n) { return sel.has(n); });
+    // Written qualifiers only: an implied default (.tile, .release, .cta) neither triggers nor meets
+    // a constraint (ptxas: "Modifier '.release' requires scope" when .cta is only implied).
+    auto written = [&](std::string_view q) { return std::find(sel.chosen.begin(), sel.chosen.end(), q) != sel.chosen.end(); };
+    if (!written(c.if_chosen)) continue;
+    bool ok = std::any_of(c.needs.begin(), c.needs.end(), written);
     if (!ok) {
       std::string alts;
       for (auto n : c.needs) alts += (alts.empty() ? "" : " | ") + std::string(n);
-      d.error(std::string(c.rule), quote(c.if_chosen) + " needs " + alts + ", got " +
-                                       quote(sel.get("dim").empty() ? "(none)" : sel.get("dim")));
+      // "got" names what fills the slot the needed qualifiers belong to (.dim, .type, ...).
+      std::string_view got;
+      for (const auto& slot : f.slots)
+        if (find_choice(slot, c.needs.front())) got = sel.get(slot.name);
+      d.error(std::string(c.rule), quote(c.if_chosen) + " needs " + alts + ", got " + quote(got.empty() ? "(none)" : got));
     }
   }
   if (f.op == Op::bulk_reduce) {

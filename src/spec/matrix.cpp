@@ -19,7 +19,10 @@ std::string syntax(const Form& f) {
   }
   s += " ";
   bool first = true;
-  for (const auto& op : f.operands) {
+  for (size_t i = 0; i < f.operands.size(); ++i) {
+    const Operand& op = f.operands[i];
+    // One operand under several `when` rows (tensormap.replace's new_val) is written once.
+    if (i > 0 && f.operands[i - 1].name == op.name) continue;
     std::string o(op.name);
     if (op.kind == OperandKind::address) o = "[" + o + "]";
     if (!op.when.empty() || op.optional) o = "{" + o + "}";

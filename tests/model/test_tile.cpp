@@ -458,6 +458,7 @@ TEST(TileFaults, BadArguments) {
   EXPECT_EQ(fault_rule([&] { tile_reduce(u8, Coords{0, 0}, RedOp::add, smem, 0, g); }), "model.reduce-type");
   TensorMap packed = m;
   packed.data_type = DataType::u4_align8b;
+  packed.interleave = Interleave::b16;  // packed maps are walked (packed.cpp), interleaved ones are not
   EXPECT_EQ(fault_rule([&] { tile_load(packed, Coords{0, 0}, g, smem, 0); }), "model.map-unsupported");
   TensorMap bad_box = m;
   bad_box.box[1] = 0;

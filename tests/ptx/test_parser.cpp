@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "seed_examples.hpp"
 #include "tmakit/ptx/instruction.hpp"
 
 using namespace tmakit;
@@ -24,34 +25,6 @@ std::string rule_of(std::string_view text) {
   std::string r;
   auto i = parse(text, &r);
   return i ? "ok" : r;
-}
-
-// The instructions in the "Examples" blocks of the seed pages (multi-line ones joined).
-std::vector<std::string> seed_examples() {
-  std::vector<std::string> out;
-  auto dir = std::filesystem::path(TMAKIT_SOURCE_DIR) / ".." / "shared" / "seeds";
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    std::ifstream in(e.path());
-    std::string line, cur;
-    bool in_examples = false, in_code = false;
-    while (std::getline(in, line)) {
-      if (line.rfind("Examples", 0) == 0) in_examples = true;
-      if (!in_examples) continue;
-      if (line.rfind("```", 0) == 0) {
-        in_code = !in_code;
-        if (!in_code && !cur.empty()) out.push_back(cur), cur.clear();
-        continue;
-      }
-      if (!in_code) continue;
-      auto first = line.find_first_not_of(" \t");
-      if (first == std::string::npos) continue;
-      std::string t = line.substr(first);
-      if (t.rfind("//", 0) == 0 || t.rfind(".reg", 0) == 0) continue;
-      cur += (cur.empty() ? "" : " ") + t;
-      if (t.find(';') != std::string::npos) out.push_back(cur), cur.clear();
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -177,9 +150,9 @@ TEST(Printer, RoundTripsEveryForm) {
           case spec::OperandKind::tensor: s = "[map, " + vec() + "]"; break;
           case spec::OperandKind::vector: s = vec(); break;
           case spec::OperandKind::sink: s = "_"; break;
-          case spec::OperandKind::state: s = rng() % 2 ? "_" : "st"; break;
+          case spec::OperandKind::state: s = o->discard && rng() % 2 ? "_" : "st"; break;
           case spec::OperandKind::predicate: s = "p"; break;
-          case spec::OperandKind::value: s = rng() % 2 ? "-32" : "v" + std::to_string(n); break;
+          case spec::OperandKind::value: s = o->immediate || rng() % 2 ? "-32" : "v" + std::to_string(n); break;
         }
         ops += (n++ ? ", " : " ") + s;
       }

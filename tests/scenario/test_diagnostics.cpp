@@ -830,15 +830,14 @@ TEST(Seed, ProgramRelyingOnAnOrderIsReported) {
                "model.in-flight-overlap", "program[1] (cta 0)", {"global bytes"});
 }
 
-// ---- packed types and other forms the model does not walk ----
+// ---- packed types and gather4 (sm_100; their walks: tests/model/test_packed.cpp, test_gather4.cpp) ----
 
 TEST(Unsupported, PackedTypeWalk) {
-  // sm_100 accepts 16U4 maps (§2.5); the tile walk does not model them: a clean
-  // refusal naming the step, never wrong bytes.
+  // sm_100 accepts 16U4 maps (§2.5) and the model walks them (4 rows of 64 packed bytes).
   json s = prog({kInit, arm(256), tload("tmapP", "0", "0"), kWait});
   s["tensor_maps"]["tmapP"] = {{"encode", "tiled"}, {"data_type", "16u4_align8b"}, {"global", "A"},
                                {"dims", {128, 16}}, {"strides", {128}}, {"box", {128, 4}}};
-  EXPECT_ERROR(s, "model.map-unsupported", "program[2] (cta 0)", {"16u4_align8b"}, target("sm_100a"));
+  EXPECT_CLEAN(s, target("sm_100a"));
   // Packed types' own coordinate rules (PTX-R) come first: c[0] a multiple of 128, no reductions.
   s["program"][2] = tload("tmapP", "64", "0");
   EXPECT_ERROR(s, "coord.packed-inner-align", "program[2] (cta 0)", {"coords[0] = 64"}, target("sm_100a"));
@@ -847,11 +846,12 @@ TEST(Unsupported, PackedTypeWalk) {
 }
 
 TEST(Unsupported, Gather4Walk) {
-  // On sm_100a the form passes the target check (contrast TargetDiagnostics) and the model says it cannot walk it.
+  // On sm_100a the form passes the target check (contrast TargetDiagnostics); tmapF's box
+  // has 8 rows, and a gather4 map moves one row per box (§5).
   EXPECT_ERROR(prog({kInit,
                      "cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes [s0], "
                      "[tmapF, {0, 0, 1, 2, 3}], [mbar];"}),
-               "model.unsupported", "program[1] (cta 0)", {".tile::gather4"}, target("sm_100a"));
+               "gather4.box-rows", "program[1] (cta 0)", {"box[1] = 8"}, target("sm_100a"));
 }
 
 // ---- scenario input (exit 2 in the CLI) ----

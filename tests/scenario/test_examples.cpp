@@ -70,7 +70,7 @@ TEST(Examples, EachBehavesAsItsCommentSays) {
       EXPECT_EQ(err.diagnostic().rule, m.str()) << err.what();
     }
   }
-  for (const char* want : {"quickstart", "partial_store", "reduction", "deadlock", "byte_mismatch"})
+  for (const char* want : {"quickstart", "partial_store", "reduction", "deadlock", "byte_mismatch", "multicast_pair"})
     EXPECT_TRUE(seen.count(want)) << want;
 }
 
@@ -161,6 +161,23 @@ TEST(Examples, ReductionAddsTheBoxIntoTheTensor) {
     uint32_t v = 0;
     for (int b = 0; b < 4; ++b) v |= uint32_t(got[4 * i + b]) << (8 * b);
     ASSERT_EQ(v, want[i]) << "element " << i % 64 << ", " << i / 64;
+  }
+}
+
+TEST(Examples, MulticastPairLandsTheSameBoxInBothCtas) {
+  // f32 tensor 32 x 64 (rows of 128 bytes, {"random": 21}); box 32 x 8 at (0, 16) is bytes
+  // [2048, 3072) of A; both CTAs hold them at shared offset 1024 (§10.1, H12).
+  const nlohmann::json j = read_json(kExamples / "multicast_pair" / "scenario.json");
+  ASSERT_EQ(j["global"]["A"]["init"]["random"], 21);
+  ASSERT_EQ(j["symbols"]["y"], 16);
+  std::vector<uint8_t> want;
+  for (uint64_t i = 2048; i < 3072; ++i) want.push_back(random_byte(21, i));
+  for (uint64_t seed : {0, 5}) {
+    scenario::RunOptions o;
+    if (seed) o.seed = seed;
+    auto r = scenario::run(scenario::load_file(kExamples / "multicast_pair" / "scenario.json"), o);
+    EXPECT_EQ(output(r, "cta0"), want);
+    EXPECT_EQ(output(r, "cta1"), want);
   }
 }
 

@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   tmakit::cli::add_map_command(app, status);
   tmakit::cli::add_run_command(app, status);
   tmakit::cli::add_docs_command(app, status);
+  tmakit::cli::add_layout_command(app, status);
+  tmakit::cli::add_lint_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "map_input.hpp"
 #include "tmakit/tensor_map/json.hpp"
 #include "tmakit/tensor_map/tensor_map.hpp"
 
@@ -21,54 +22,12 @@ using nlohmann::json;
 namespace tm = tmakit::tensor_map;
 
 struct MapOptions {
-  std::string file, target = "sm_90a";
-  std::optional<std::string> encode, type, swizzle, interleave, l2, fill, address, mode;
-  std::vector<uint64_t> dims, strides;
-  std::vector<uint32_t> box, element_strides;
-  std::vector<int32_t> lower, upper;
-  std::optional<uint32_t> channels, pixels;
-  std::optional<int32_t> lower_w, upper_w;
+  MapInput map;
+  std::string target = "sm_90a";
   bool layout = false;
   int layout_lines = 16;
   uint64_t base = 0;
 };
-
-// JSON key ← flag, so that a structural error found while reading names the flag.
-const std::map<std::string, std::string> kFlagOf{
-    {"encode", "--encode"},        {"data_type", "--type"},          {"dims", "--dims"},
-    {"strides", "--strides"},      {"box", "--box"},                 {"element_strides", "--element-strides"},
-    {"swizzle", "--swizzle"},      {"interleave", "--interleave"},   {"l2_promotion", "--l2"},
-    {"oob_fill", "--fill"},        {"global_address", "--address"},  {"pixel_box_lower", "--lower"},
-    {"pixel_box_upper", "--upper"}, {"channels_per_pixel", "--channels"}, {"pixels_per_column", "--pixels"},
-    {"pixel_box_lower_w", "--lower-w"}, {"pixel_box_upper_w", "--upper-w"}, {"mode", "--mode"}};
-
-// Flags override (or supply) the keys of the map object.
-void apply_flags(const MapOptions& o, json& j) {
-  auto set = [&](const char* key, const auto& v) {
-    if (v) j[key] = *v;
-  };
-  auto set_list = [&](const char* key, const auto& v) {
-    if (!v.empty()) j[key] = v;
-  };
-  set("encode", o.encode);
-  set("data_type", o.type);
-  set("swizzle", o.swizzle);
-  set("interleave", o.interleave);
-  set("l2_promotion", o.l2);
-  set("oob_fill", o.fill);
-  set("global_address", o.address);
-  set("mode", o.mode);
-  set("channels_per_pixel", o.channels);
-  set("pixels_per_column", o.pixels);
-  set("pixel_box_lower_w", o.lower_w);
-  set("pixel_box_upper_w", o.upper_w);
-  set_list("dims", o.dims);
-  set_list("strides", o.strides);
-  set_list("box", o.box);
-  set_list("element_strides", o.element_strides);
-  set_list("pixel_box_lower", o.lower);
-  set_list("pixel_box_upper", o.upper);
-}
 
 std::string join(const auto& v, int n) {
   std::string s = "[";
@@ -195,43 +154,9 @@ int run_map(const MapOptions& o) {
     fmt::print(stderr, "--base: error: {} is not 128-byte aligned (H15)\n", o.base);
     return 2;
   }
-  json j = json::object();
-  if (!o.file.empty()) {
-    std::ifstream in(o.file, std::ios::binary);
-    std::stringstream text;
-    if (in) text << in.rdbuf();
-    if (!in || in.bad()) {
-      fmt::print(stderr, "{}: error: cannot read the file\n", o.file);
-      return 2;
-    }
-    try {
-      j = json::parse(text.str());
-    } catch (const json::exception& e) {
-      fmt::print(stderr, "{}: error: malformed JSON: {} [json.syntax]\n", o.file, e.what());
-      return 2;
-    }
-    if (!j.is_object()) {
-      fmt::print(stderr, "{}: error: the file must hold one tensor-map object, got {} [json.type]\n", o.file,
-                 j.type_name());
-      return 2;
-    }
-  }
-  apply_flags(o, j);
-  if (j.empty()) {
-    fmt::print(stderr, "tmakit map: error: give a map file or flags (--type, --dims, --strides, --box, ...)\n");
-    return 2;
-  }
-  tm::MapSource src;
-  try {
-    src = tm::map_from_json(j, "");
-  } catch (const DiagnosticError& e) {
-    Diagnostic d = e.diagnostic();
-    std::string key = d.where.substr(0, d.where.find('['));
-    if (o.file.empty() && kFlagOf.count(key)) d.where = kFlagOf.at(key) + d.where.substr(key.size());
-    else if (!o.file.empty()) d.where = o.file + (d.where.empty() ? "" : ": " + d.where);
-    fmt::print(stderr, "{}\n", format(d));
-    return 2;
-  }
+  std::optional<tm::MapSource> read = read_map_input(o.map, "tmakit map");
+  if (!read) return 2;
+  const tm::MapSource& src = *read;
   const tm::TensorMap& m = src.map;
   if (!src.global.empty())
     fmt::print("note: the map names allocation \"{}\"; its address is taken as offset {:#x}\n", src.global,
@@ -245,7 +170,7 @@ int run_map(const MapOptions& o) {
                                      warnings == 1 ? "" : "s");
   fmt::print("\n");
   for (auto d : diags) {
-    if (!o.file.empty()) d.where = o.file + (d.where.empty() ? "" : ": " + d.where);
+    if (!o.map.file.empty()) d.where = o.map.file + (d.where.empty() ? "" : ": " + d.where);
     fmt::print("{}\n", format(d));
   }
   fmt::print("bytes per box: {} (the mbarrier transaction count of one load)\n", m.bytes_per_box());
@@ -263,25 +188,7 @@ void add_map_command(CLI::App& app, int& status) {
   auto o = std::make_shared<MapOptions>();
   CLI::App* cmd = app.add_subcommand(
       "map", "Check a tensor map against the driver's and the hardware's rules; show its sizes and smem layout");
-  cmd->add_option("file", o->file, "JSON file holding one map object (the scenario's tensor_maps form)");
-  cmd->add_option("--encode", o->encode, "tiled (default), im2col or im2col_wide");
-  cmd->add_option("--type", o->type, "data type: uint8 ... float32 ... 16u6_align16b");
-  cmd->add_option("--dims", o->dims, "global dims in elements, dimension 0 first: 512,512")->delimiter(',');
-  cmd->add_option("--strides", o->strides, "byte strides of dimensions 1..rank-1: 2048")->delimiter(',');
-  cmd->add_option("--box", o->box, "box dims in elements: 32,16")->delimiter(',');
-  cmd->add_option("--element-strides", o->element_strides, "traversal strides (default 1 each)")->delimiter(',');
-  cmd->add_option("--swizzle", o->swizzle, "none 32b 64b 128b 128b_atom_32b 128b_atom_32b_flip_8b 128b_atom_64b");
-  cmd->add_option("--interleave", o->interleave, "none 16b 32b");
-  cmd->add_option("--l2", o->l2, "L2 promotion: none 64b 128b 256b");
-  cmd->add_option("--fill", o->fill, "OOB fill: none nan_request_zero_fma");
-  cmd->add_option("--address", o->address, "global address (decimal or 0x hex)");
-  cmd->add_option("--lower", o->lower, "im2col pixel_box_lower, W first")->delimiter(',');
-  cmd->add_option("--upper", o->upper, "im2col pixel_box_upper, W first")->delimiter(',');
-  cmd->add_option("--channels", o->channels, "im2col channels_per_pixel");
-  cmd->add_option("--pixels", o->pixels, "im2col pixels_per_column");
-  cmd->add_option("--lower-w", o->lower_w, "im2col_wide pixel_box_lower_w");
-  cmd->add_option("--upper-w", o->upper_w, "im2col_wide pixel_box_upper_w");
-  cmd->add_option("--mode", o->mode, "im2col_wide mode: w or w128");
+  add_map_input(cmd, o->map);
   cmd->add_option("--target", o->target, "target the map is checked for")->capture_default_str();
   cmd->add_flag("--layout", o->layout, "draw which tensor coordinates land in each 16-byte smem chunk");
   cmd->add_option("--layout-lines", o->layout_lines, "128-byte lines the layout shows")->capture_default_str();

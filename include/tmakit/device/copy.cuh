@@ -1,14 +1,21 @@
 // Typed wrappers for the bulk-copy engine (§2, §4, §6, §7, §9). Coordinates are
 // `const int32_t (&c)[N]` with N = the map's rank, dimension 0 first, as in PTX.
-// CCCL's cuda::ptx provides most forms; inline PTX covers what it lacks in CUDA
-// 13.0 (§12.3): .L2::cache_hint on tensor copies, im2col loads, tensor and bulk
-// prefetch. Rules the hardware enforces at run time are the caller's: tensor
-// smem operands 128-byte aligned (H15), c[0] × elemBytes a multiple of 16 (H9),
+// The map is a MapHandle or a CUtensorMap in .param/.const/.global memory.
+// CCCL's cuda::ptx emits every form it has; inline PTX covers what CUDA 13.0's
+// CCCL lacks (docs/device-library.md, "Inline PTX"): `.L2::cache_hint` on tensor
+// and bulk copies, im2col loads, tensor and bulk prefetch. Every function whose
+// last parameter is `policy` is the `.L2::cache_hint` variant of the one without
+// (a 64-bit policy such as kEvictFirst; a hint only, H16).
+// Rules the hardware enforces at run time are the caller's: tensor smem
+// operands 128-byte aligned (H15), c[0] × elemBytes a multiple of 16 (H9),
 // non-negative store/reduce coordinates (H14), bulk sizes multiples of 16 (§7).
 #pragma once
 #include <cuda/ptx>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "tmakit/device/map.cuh"
 #include "tmakit/device/mbarrier.cuh"
@@ -17,82 +24,121 @@ namespace tmakit::device {
 
 namespace ptx = cuda::ptx;
 
-// ---- tensor tile loads (global -> shared, mbarrier complete_tx) ----------------
+namespace detail {
+template <class T>
+inline constexpr bool dependent_false = false;
+// The coordinates padded to five operands (inline PTX names only the first N).
+struct Coords5 {
+  int32_t v[5];
+};
+template <int N>
+__device__ inline Coords5 pad5(const int32_t (&c)[N]) {
+  static_assert(N >= 1 && N <= 5, "tensor rank 1..5");
+  Coords5 r{};
+  for (int i = 0; i < N; ++i) r.v[i] = c[i];
+  return r;
+}
+}  // namespace detail
 
-// cp.async.bulk.tensor.Nd.shared::cta.global.tile.mbarrier::complete_tx::bytes
-template <int N>
-__device__ inline void load_tile(void* dst, const MapHandle& m, const int32_t (&c)[N], uint64_t* bar) {
-  ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, dst, m.ptr(), c, bar);
-}
-// ... .shared::cluster.global ... (destination and barrier in the executing CTA's window)
-template <int N>
-__device__ inline void load_tile_cluster(void* dst, const MapHandle& m, const int32_t (&c)[N], uint64_t* bar) {
-  ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst, m.ptr(), c, bar);
-}
-// ... .multicast::cluster: same CTA-relative dst and barrier in every CTA whose
-// %cluster_ctarank bit is set in cta_mask (§10.1, H12, H16).
-template <int N>
-__device__ inline void load_tile_multicast(void* dst, const MapHandle& m, const int32_t (&c)[N], uint64_t* bar,
-                                           uint16_t cta_mask) {
-  ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst, m.ptr(), c, bar, cta_mask);
-}
-
-// Inline-PTX helpers: every form passes all five coordinates as operands %4..%8
-// and names only the first N in the text.
-#define TMAKIT_C1 "{%4}"
-#define TMAKIT_C2 "{%4, %5}"
-#define TMAKIT_C3 "{%4, %5, %6}"
-#define TMAKIT_C4 "{%4, %5, %6, %7}"
-#define TMAKIT_C5 "{%4, %5, %6, %7, %8}"
-#define TMAKIT_COORD_OPERANDS                                                                                 \
-  "r"(c[0]), "r"(N > 1 ? c[N > 1 ? 1 : 0] : 0), "r"(N > 2 ? c[N > 2 ? 2 : 0] : 0),                             \
-      "r"(N > 3 ? c[N > 3 ? 3 : 0] : 0), "r"(N > 4 ? c[N > 4 ? 4 : 0] : 0)
-#define TMAKIT_BY_RANK(EMIT)                  \
-  if constexpr (N == 1) EMIT(".1d", TMAKIT_C1) \
+// Inline-PTX helpers: the five coordinates are operands %0..%4 (only the first N
+// named in the text); the form's other operands follow from %5.
+#define TMAKIT_C1 "{%0}"
+#define TMAKIT_C2 "{%0, %1}"
+#define TMAKIT_C3 "{%0, %1, %2}"
+#define TMAKIT_C4 "{%0, %1, %2, %3}"
+#define TMAKIT_C5 "{%0, %1, %2, %3, %4}"
+#define TMAKIT_COORDS "r"(k.v[0]), "r"(k.v[1]), "r"(k.v[2]), "r"(k.v[3]), "r"(k.v[4])
+#define TMAKIT_BY_RANK(EMIT)                        \
+  const detail::Coords5 k = detail::pad5(c);        \
+  if constexpr (N == 1) EMIT(".1d", TMAKIT_C1)      \
   else if constexpr (N == 2) EMIT(".2d", TMAKIT_C2) \
   else if constexpr (N == 3) EMIT(".3d", TMAKIT_C3) \
   else if constexpr (N == 4) EMIT(".4d", TMAKIT_C4) \
   else EMIT(".5d", TMAKIT_C5)
 
-// Tile load with an L2 cache policy (.L2::cache_hint; a hint only, H16).
-template <int N>
-__device__ inline void load_tile_hint(void* dst, const MapHandle& m, const int32_t (&c)[N], uint64_t* bar,
-                                      uint64_t policy) {
-  static_assert(N >= 1 && N <= 5, "tensor rank 1..5");
-#define TMAKIT_EMIT(DIM, COORDS)                                                                         \
-  asm volatile("cp.async.bulk.tensor" DIM                                                               \
-               ".shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, " COORDS \
-               "], [%2], %3;" ::"r"(smem_addr(dst)),                                                    \
-               "l"(m.ptr()), "r"(smem_addr(bar)), "l"(policy), TMAKIT_COORD_OPERANDS                    \
+// ---- tensor tile loads (global -> shared, mbarrier complete_tx) ----------------
+
+// cp.async.bulk.tensor.Nd.shared::cta.global.tile.mbarrier::complete_tx::bytes
+template <int N, TensorMapArg M>
+__device__ inline void load_tile(void* dst, const M& m, const int32_t (&c)[N], uint64_t* bar) {
+  ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, dst, map_ptr(m), c, bar);
+}
+// The hinted tile load into destination space DST (.shared::cta or .shared::cluster).
+#define TMAKIT_LOAD_HINT(DST, DIM, C)                                                                        \
+  asm volatile("cp.async.bulk.tensor" DIM DST ".global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"    \
+               " [%5], [%6, " C "], [%7], %8;" ::TMAKIT_COORDS, "r"(smem_addr(dst)), "l"(map_ptr(m)),       \
+               "r"(smem_addr(bar)), "l"(policy) : "memory");
+template <int N, TensorMapArg M>
+__device__ inline void load_tile(void* dst, const M& m, const int32_t (&c)[N], uint64_t* bar, uint64_t policy) {
+#define TMAKIT_EMIT(DIM, C) TMAKIT_LOAD_HINT(".shared::cta", DIM, C)
+  TMAKIT_BY_RANK(TMAKIT_EMIT)
+#undef TMAKIT_EMIT
+}
+
+// ... .shared::cluster.global ...: dst and bar are the executing CTA's own, or
+// another CTA's (cluster.map_shared_rank / mapa).
+template <int N, TensorMapArg M>
+__device__ inline void load_tile_cluster(void* dst, const M& m, const int32_t (&c)[N], uint64_t* bar) {
+  ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst, map_ptr(m), c, bar);
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_tile_cluster(void* dst, const M& m, const int32_t (&c)[N], uint64_t* bar,
+                                         uint64_t policy) {
+#define TMAKIT_EMIT(DIM, C) TMAKIT_LOAD_HINT(".shared::cluster", DIM, C)
+  TMAKIT_BY_RANK(TMAKIT_EMIT)
+#undef TMAKIT_EMIT
+}
+#undef TMAKIT_LOAD_HINT
+// The older name of the hinted .shared::cluster load (record_vectors' "form 2").
+template <int N, TensorMapArg M>
+__device__ inline void load_tile_hint(void* dst, const M& m, const int32_t (&c)[N], uint64_t* bar, uint64_t policy) {
+  load_tile_cluster(dst, m, c, bar, policy);
+}
+
+// ... .multicast::cluster: same CTA-relative dst and barrier in every CTA whose
+// %cluster_ctarank bit is set in cta_mask (§10.1, H12, H16).
+template <int N, TensorMapArg M>
+__device__ inline void load_tile_multicast(void* dst, const M& m, const int32_t (&c)[N], uint64_t* bar,
+                                           uint16_t cta_mask) {
+  ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst, map_ptr(m), c, bar, cta_mask);
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_tile_multicast(void* dst, const M& m, const int32_t (&c)[N], uint64_t* bar,
+                                           uint16_t cta_mask, uint64_t policy) {
+#define TMAKIT_EMIT(DIM, C)                                                                                 \
+  asm volatile("cp.async.bulk.tensor" DIM ".shared::cluster.global.tile.mbarrier::complete_tx::bytes"      \
+               ".multicast::cluster.L2::cache_hint [%5], [%6, " C "], [%7], %8, %9;" ::TMAKIT_COORDS,      \
+               "r"(smem_addr(dst)), "l"(map_ptr(m)), "r"(smem_addr(bar)), "h"(cta_mask), "l"(policy)      \
                : "memory");
   TMAKIT_BY_RANK(TMAKIT_EMIT)
 #undef TMAKIT_EMIT
 }
 
 // im2col load (§4.2): coordinates {c, w, (h), (d), n}; offsets {offW, (offH), (offD)}
-// are 16-bit (N - 2 of them). Destination and barrier in the executing CTA.
-template <int N>
-__device__ inline void load_im2col(void* dst, const MapHandle& m, const int32_t (&c)[N],
-                                   const uint16_t (&offsets)[N - 2], uint64_t* bar) {
+// are 16-bit (N - 2 of them). .shared::cluster destination (the executing CTA's
+// own dst and barrier, or another CTA's). Inline PTX: CCCL has no im2col form.
+template <int N, TensorMapArg M>
+__device__ inline void load_im2col(void* dst, const M& m, const int32_t (&c)[N], const uint16_t (&offsets)[N - 2],
+                                   uint64_t* bar) {
   static_assert(N >= 3 && N <= 5, "im2col maps have rank 3..5");
   const uint32_t d = smem_addr(dst), b = smem_addr(bar);
   if constexpr (N == 3)
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
         "[%5], {%6};" ::"r"(d),
-        "l"(m.ptr()), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(b), "h"(offsets[0])
+        "l"(map_ptr(m)), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(b), "h"(offsets[0])
         : "memory");
   else if constexpr (N == 4)
     asm volatile(
         "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
         "%5}], [%6], {%7, %8};" ::"r"(d),
-        "l"(m.ptr()), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(b), "h"(offsets[0]), "h"(offsets[1])
+        "l"(map_ptr(m)), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(b), "h"(offsets[0]), "h"(offsets[1])
         : "memory");
   else
     asm volatile(
         "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
         "%5, %6}], [%7], {%8, %9, %10};" ::"r"(d),
-        "l"(m.ptr()), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(b), "h"(offsets[0]),
+        "l"(map_ptr(m)), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(b), "h"(offsets[0]),
         "h"(offsets[1]), "h"(offsets[2])
         : "memory");
 }
@@ -101,71 +147,91 @@ __device__ inline void load_im2col(void* dst, const MapHandle& m, const int32_t 
 
 // cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group. Precede it with
 // fence_proxy_async_shared() when src was written by ordinary stores (§9).
-template <int N>
-__device__ inline void store_tile(const MapHandle& m, const int32_t (&c)[N], const void* src) {
-  ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, m.ptr(), c, src);
+template <int N, TensorMapArg M>
+__device__ inline void store_tile(const M& m, const int32_t (&c)[N], const void* src) {
+  ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, map_ptr(m), c, src);
 }
-
-template <int N>
-__device__ inline void store_tile_hint(const MapHandle& m, const int32_t (&c)[N], const void* src, uint64_t policy) {
-  static_assert(N >= 1 && N <= 5, "tensor rank 1..5");
-#define TMAKIT_EMIT(DIM, COORDS)                                                                              \
-  asm volatile("cp.async.bulk.tensor" DIM ".global.shared::cta.tile.bulk_group.L2::cache_hint [%0, " COORDS \
-               "], [%1], %2;" ::"l"(m.ptr()),                                                                \
-               "r"(smem_addr(src)), "l"(policy), "r"(0), TMAKIT_COORD_OPERANDS                               \
-               : "memory");
-  // (%3 is a placeholder so that the coordinates stay at %4..%8)
+template <int N, TensorMapArg M>
+__device__ inline void store_tile(const M& m, const int32_t (&c)[N], const void* src, uint64_t policy) {
+#define TMAKIT_EMIT(DIM, C)                                                                                    \
+  asm volatile("cp.async.bulk.tensor" DIM ".global.shared::cta.tile.bulk_group.L2::cache_hint [%5, " C "], [%6], %7;" \
+               ::TMAKIT_COORDS, "l"(map_ptr(m)), "r"(smem_addr(src)), "l"(policy) : "memory");
   TMAKIT_BY_RANK(TMAKIT_EMIT)
 #undef TMAKIT_EMIT
+}
+// The older name of the hinted store.
+template <int N, TensorMapArg M>
+__device__ inline void store_tile_hint(const M& m, const int32_t (&c)[N], const void* src, uint64_t policy) {
+  store_tile(m, c, src, policy);
 }
 
 // cp.reduce.async.bulk.tensor.Nd.global.shared::cta.OP.tile.bulk_group; the element
 // type comes from the map (§6.1). Op: cuda::ptx::op_add, op_min, op_max, op_inc,
 // op_dec, op_and_op, op_or_op, op_xor_op. INT64 maps fault on and/or/xor (H7).
-template <ptx::dot_op Op, int N>
-__device__ inline void reduce_tile(ptx::op_t<Op> op, const MapHandle& m, const int32_t (&c)[N], const void* src) {
-  ptx::cp_reduce_async_bulk_tensor(ptx::space_global, ptx::space_shared, op, m.ptr(), c, src);
+template <ptx::dot_op Op, int N, TensorMapArg M>
+__device__ inline void reduce_tile(ptx::op_t<Op> op, const M& m, const int32_t (&c)[N], const void* src) {
+  ptx::cp_reduce_async_bulk_tensor(ptx::space_global, ptx::space_shared, op, map_ptr(m), c, src);
+}
+template <ptx::dot_op Op, int N, TensorMapArg M>
+__device__ inline void reduce_tile(ptx::op_t<Op>, const M& m, const int32_t (&c)[N], const void* src,
+                                   uint64_t policy) {
+#define TMAKIT_EMIT_OP(OP, DIM, C)                                                                  \
+  asm volatile("cp.reduce.async.bulk.tensor" DIM ".global.shared::cta" OP                          \
+               ".tile.bulk_group.L2::cache_hint [%5, " C "], [%6], %7;" ::TMAKIT_COORDS,           \
+               "l"(map_ptr(m)), "r"(smem_addr(src)), "l"(policy) : "memory");
+#define TMAKIT_EMIT(DIM, C)                                                         \
+  if constexpr (Op == ptx::dot_op::add) TMAKIT_EMIT_OP(".add", DIM, C)              \
+  else if constexpr (Op == ptx::dot_op::min) TMAKIT_EMIT_OP(".min", DIM, C)         \
+  else if constexpr (Op == ptx::dot_op::max) TMAKIT_EMIT_OP(".max", DIM, C)         \
+  else if constexpr (Op == ptx::dot_op::inc) TMAKIT_EMIT_OP(".inc", DIM, C)         \
+  else if constexpr (Op == ptx::dot_op::dec) TMAKIT_EMIT_OP(".dec", DIM, C)         \
+  else if constexpr (Op == ptx::dot_op::and_op) TMAKIT_EMIT_OP(".and", DIM, C)      \
+  else if constexpr (Op == ptx::dot_op::or_op) TMAKIT_EMIT_OP(".or", DIM, C)        \
+  else if constexpr (Op == ptx::dot_op::xor_op) TMAKIT_EMIT_OP(".xor", DIM, C)      \
+  else static_assert(detail::dependent_false<M>, "tensor reductions: add min max inc dec and or xor (§6.1)");
+  TMAKIT_BY_RANK(TMAKIT_EMIT)
+#undef TMAKIT_EMIT
+#undef TMAKIT_EMIT_OP
 }
 
-// ---- tensor prefetch (L2 hint, no completion, §2.7) ---------------------------
+// ---- tensor prefetch (L2 hint, no completion, §2.7). Inline PTX: not in CCCL ----
 
-template <int N>
-__device__ inline void prefetch_tile(const MapHandle& m, const int32_t (&c)[N]) {
-  static_assert(N >= 1 && N <= 5, "tensor rank 1..5");
-#define TMAKIT_EMIT(DIM, COORDS)                                                                           \
-  asm volatile("cp.async.bulk.prefetch.tensor" DIM ".L2.global.tile [%0, " COORDS "];" ::"l"(m.ptr()),    \
-               "r"(0), "r"(0), "r"(0), TMAKIT_COORD_OPERANDS                                              \
-               : "memory");
+template <int N, TensorMapArg M>
+__device__ inline void prefetch_tile(const M& m, const int32_t (&c)[N]) {
+#define TMAKIT_EMIT(DIM, C)                                                                              \
+  asm volatile("cp.async.bulk.prefetch.tensor" DIM ".L2.global.tile [%5, " C "];" ::TMAKIT_COORDS,       \
+               "l"(map_ptr(m)) : "memory");
+  TMAKIT_BY_RANK(TMAKIT_EMIT)
+#undef TMAKIT_EMIT
+}
+template <int N, TensorMapArg M>
+__device__ inline void prefetch_tile(const M& m, const int32_t (&c)[N], uint64_t policy) {
+#define TMAKIT_EMIT(DIM, C)                                                                                   \
+  asm volatile("cp.async.bulk.prefetch.tensor" DIM ".L2.global.tile.L2::cache_hint [%5, " C "], %6;"          \
+               ::TMAKIT_COORDS, "l"(map_ptr(m)), "l"(policy) : "memory");
   TMAKIT_BY_RANK(TMAKIT_EMIT)
 #undef TMAKIT_EMIT
 }
 
-template <int N>
-__device__ inline void prefetch_im2col(const MapHandle& m, const int32_t (&c)[N], const uint16_t (&offsets)[N - 2]) {
+template <int N, TensorMapArg M>
+__device__ inline void prefetch_im2col(const M& m, const int32_t (&c)[N], const uint16_t (&offsets)[N - 2]) {
   static_assert(N >= 3 && N <= 5, "im2col maps have rank 3..5");
   if constexpr (N == 3)
-    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col [%0, {%1, %2, %3}], {%4};" ::"l"(m.ptr()),
+    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col [%0, {%1, %2, %3}], {%4};" ::"l"(map_ptr(m)),
                  "r"(c[0]), "r"(c[1]), "r"(c[2]), "h"(offsets[0])
                  : "memory");
   else if constexpr (N == 4)
-    asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col [%0, {%1, %2, %3, %4}], {%5, %6};" ::"l"(m.ptr()),
+    asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col [%0, {%1, %2, %3, %4}], {%5, %6};" ::"l"(
+                     map_ptr(m)),
                  "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "h"(offsets[0]), "h"(offsets[1])
                  : "memory");
   else
     asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col [%0, {%1, %2, %3, %4, %5}], {%6, %7, %8};" ::"l"(
-                     m.ptr()),
+                     map_ptr(m)),
                  "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "h"(offsets[0]), "h"(offsets[1]),
                  "h"(offsets[2])
                  : "memory");
 }
-
-#undef TMAKIT_C1
-#undef TMAKIT_C2
-#undef TMAKIT_C3
-#undef TMAKIT_C4
-#undef TMAKIT_C5
-#undef TMAKIT_COORD_OPERANDS
-#undef TMAKIT_BY_RANK
 
 // ---- non-tensor bulk copies (§7) ---------------------------------------------
 // size: a multiple of 16; both addresses 16-byte aligned.
@@ -174,14 +240,30 @@ __device__ inline void prefetch_im2col(const MapHandle& m, const int32_t (&c)[N]
 __device__ inline void bulk_load(void* dst, const void* src, uint32_t size, uint64_t* bar) {
   ptx::cp_async_bulk(ptx::space_shared, ptx::space_global, dst, src, size, bar);
 }
+__device__ inline void bulk_load(void* dst, const void* src, uint32_t size, uint64_t* bar, uint64_t policy) {
+  asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;"
+               ::"r"(smem_addr(dst)), "l"(src), "r"(size), "r"(smem_addr(bar)), "l"(policy) : "memory");
+}
 // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
 __device__ inline void bulk_load_cluster(void* dst, const void* src, uint32_t size, uint64_t* bar) {
   ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst, src, size, bar);
+}
+__device__ inline void bulk_load_cluster(void* dst, const void* src, uint32_t size, uint64_t* bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;"
+      ::"r"(smem_addr(dst)), "l"(src), "r"(size), "r"(smem_addr(bar)), "l"(policy) : "memory");
 }
 // ... .multicast::cluster (§10.1)
 __device__ inline void bulk_load_multicast(void* dst, const void* src, uint32_t size, uint64_t* bar,
                                            uint16_t cta_mask) {
   ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst, src, size, bar, cta_mask);
+}
+__device__ inline void bulk_load_multicast(void* dst, const void* src, uint32_t size, uint64_t* bar,
+                                           uint16_t cta_mask, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint"
+      " [%0], [%1], %2, [%3], %4, %5;" ::"r"(smem_addr(dst)), "l"(src), "r"(size), "r"(smem_addr(bar)),
+      "h"(cta_mask), "l"(policy) : "memory");
 }
 // cp.async.bulk.shared::cluster.shared::cta: dst and remote_bar are addresses in
 // another CTA's window (mapa / cluster.map_shared_rank).
@@ -192,21 +274,84 @@ __device__ inline void bulk_copy_to_peer(void* dst, const void* src, uint32_t si
 __device__ inline void bulk_store(void* dst, const void* src, uint32_t size) {
   ptx::cp_async_bulk(ptx::space_global, ptx::space_shared, dst, src, size);
 }
-// ... with .L2::cache_hint
-__device__ inline void bulk_store_hint(void* dst, const void* src, uint32_t size, uint64_t policy) {
+__device__ inline void bulk_store(void* dst, const void* src, uint32_t size, uint64_t policy) {
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;" ::"l"(dst),
                "r"(smem_addr(src)), "r"(size), "l"(policy)
                : "memory");
 }
-// cp.reduce.async.bulk.global.shared::cta.bulk_group.OP.TYPE (§6.2); T picks the type
-// (CCCL emits f16/bf16 add as .add.noftz and s64 add as .add.u64).
+// The older name of the hinted bulk store.
+__device__ inline void bulk_store_hint(void* dst, const void* src, uint32_t size, uint64_t policy) {
+  bulk_store(dst, src, size, policy);
+}
+
+// cp.reduce.async.bulk.global.shared::cta.bulk_group.OP.TYPE (§6.2); T picks the
+// type: uint32_t int32_t uint64_t int64_t float double __half __nv_bfloat16, and
+// for and/or/xor any 4- or 8-byte type (.b32 / .b64). As in CCCL, f16/bf16 add
+// is .add.noftz and s64 add is .add.u64 (the same bits).
 template <class Op, class T>
 __device__ inline void bulk_reduce(Op op, T* dst, const T* src, uint32_t size) {
   ptx::cp_reduce_async_bulk(ptx::space_global, ptx::space_shared, op, dst, src, size);
 }
-// cp.async.bulk.prefetch.L2.global
+template <ptx::dot_op Op, class T>
+__device__ inline void bulk_reduce(ptx::op_t<Op>, T* dst, const T* src, uint32_t size, uint64_t policy) {
+  using ptx::dot_op;
+#define TMAKIT_EMIT(OT)                                                                                         \
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint" OT " [%0], [%1], %2, %3;" \
+               ::"l"(dst), "r"(smem_addr(src)), "r"(size), "l"(policy) : "memory")
+  constexpr bool bitwise = Op == dot_op::and_op || Op == dot_op::or_op || Op == dot_op::xor_op;
+  constexpr bool minmax = Op == dot_op::min || Op == dot_op::max;
+  if constexpr (bitwise && sizeof(T) == 4) {
+    if constexpr (Op == dot_op::and_op) TMAKIT_EMIT(".and.b32");
+    else if constexpr (Op == dot_op::or_op) TMAKIT_EMIT(".or.b32");
+    else TMAKIT_EMIT(".xor.b32");
+  } else if constexpr (bitwise && sizeof(T) == 8) {
+    if constexpr (Op == dot_op::and_op) TMAKIT_EMIT(".and.b64");
+    else if constexpr (Op == dot_op::or_op) TMAKIT_EMIT(".or.b64");
+    else TMAKIT_EMIT(".xor.b64");
+  } else if constexpr (Op == dot_op::add) {
+    if constexpr (std::is_same_v<T, uint32_t>) TMAKIT_EMIT(".add.u32");
+    else if constexpr (std::is_same_v<T, int32_t>) TMAKIT_EMIT(".add.s32");
+    else if constexpr (std::is_same_v<T, uint64_t> || std::is_same_v<T, int64_t>) TMAKIT_EMIT(".add.u64");
+    else if constexpr (std::is_same_v<T, float>) TMAKIT_EMIT(".add.f32");
+    else if constexpr (std::is_same_v<T, double>) TMAKIT_EMIT(".add.f64");
+    else if constexpr (std::is_same_v<T, __half>) TMAKIT_EMIT(".add.noftz.f16");
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>) TMAKIT_EMIT(".add.noftz.bf16");
+    else static_assert(detail::dependent_false<T>, "bulk add: u32 s32 u64 s64 f32 f64 f16 bf16 (§6.2)");
+  } else if constexpr (minmax) {
+#define TMAKIT_MINMAX(TY)                                   \
+  if constexpr (Op == dot_op::min) TMAKIT_EMIT(".min" TY); \
+  else TMAKIT_EMIT(".max" TY);
+    if constexpr (std::is_same_v<T, uint32_t>) { TMAKIT_MINMAX(".u32") }
+    else if constexpr (std::is_same_v<T, int32_t>) { TMAKIT_MINMAX(".s32") }
+    else if constexpr (std::is_same_v<T, uint64_t>) { TMAKIT_MINMAX(".u64") }
+    else if constexpr (std::is_same_v<T, int64_t>) { TMAKIT_MINMAX(".s64") }
+    else if constexpr (std::is_same_v<T, __half>) { TMAKIT_MINMAX(".f16") }
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>) { TMAKIT_MINMAX(".bf16") }
+    else static_assert(detail::dependent_false<T>, "bulk min/max: u32 s32 u64 s64 f16 bf16 (§6.2)");
+#undef TMAKIT_MINMAX
+  } else if constexpr ((Op == dot_op::inc || Op == dot_op::dec) && std::is_same_v<T, uint32_t>) {
+    if constexpr (Op == dot_op::inc) TMAKIT_EMIT(".inc.u32");
+    else TMAKIT_EMIT(".dec.u32");
+  } else {
+    static_assert(detail::dependent_false<T>, "no bulk reduction with this (op, type) pair (§6.2)");
+  }
+#undef TMAKIT_EMIT
+}
+// cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.OP.TYPE:
+// into another CTA's shared memory, completing on remote_bar there (§6.2: 32-bit
+// add min max inc dec and or xor, 64-bit add).
+template <class Op, class T>
+__device__ inline void bulk_reduce_cluster(Op op, T* remote_dst, const T* src, uint32_t size, uint64_t* remote_bar) {
+  ptx::cp_reduce_async_bulk(ptx::space_cluster, ptx::space_shared, op, remote_dst, src, size, remote_bar);
+}
+
+// cp.async.bulk.prefetch.L2.global{.L2::cache_hint}. Inline PTX: not in CCCL.
 __device__ inline void bulk_prefetch(const void* src, uint32_t size) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(size) : "memory");
+}
+__device__ inline void bulk_prefetch(const void* src, uint32_t size, uint64_t policy) {
+  asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(src), "r"(size), "l"(policy)
+               : "memory");
 }
 
 // ---- bulk async-groups and proxy fences (§9) --------------------------------
@@ -222,6 +367,10 @@ __device__ inline void wait_group_read() {
 }
 // fence.proxy.async.shared::cta: ordinary smem writes -> visible to the copy engine.
 __device__ inline void fence_proxy_async_shared() { ptx::fence_proxy_async(ptx::space_shared); }
+// fence.proxy.async.shared::cluster and fence.proxy.async.global: the same for
+// the cluster's shared memory and for global memory.
+__device__ inline void fence_proxy_async_cluster() { ptx::fence_proxy_async(ptx::space_cluster); }
+__device__ inline void fence_proxy_async_global() { ptx::fence_proxy_async(ptx::space_global); }
 
 // L2 cache policies CUTLASS uses (§12.3); hints only.
 inline constexpr uint64_t kEvictNormal = 0x1000000000000000ull;
@@ -229,3 +378,13 @@ inline constexpr uint64_t kEvictFirst = 0x12F0000000000000ull;
 inline constexpr uint64_t kEvictLast = 0x14F0000000000000ull;
 
 }  // namespace tmakit::device
+
+#include "tmakit/device/sm100.cuh"
+
+#undef TMAKIT_C1
+#undef TMAKIT_C2
+#undef TMAKIT_C3
+#undef TMAKIT_C4
+#undef TMAKIT_C5
+#undef TMAKIT_COORDS
+#undef TMAKIT_BY_RANK

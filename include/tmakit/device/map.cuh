@@ -18,6 +18,13 @@ struct MapHandle {
   __host__ __device__ const void* ptr() const { return &map; }
 };
 
+// The tensor-map operand of the copy wrappers: a MapHandle, or a CUtensorMap that
+// already lives in .param, .const or .global memory (the GPU engine's map table).
+__host__ __device__ inline const void* map_ptr(const MapHandle& m) { return &m.map; }
+__host__ __device__ inline const void* map_ptr(const CUtensorMap& m) { return &m; }
+template <class M>
+concept TensorMapArg = requires(const M& m) { map_ptr(m); };
+
 }  // namespace tmakit::device
 
 // Host side (declared in both nvcc passes; only callable from host code).

@@ -1,4 +1,13 @@
 // mbarrier helpers (§8) on CCCL's cuda::ptx, plus a bounded wait for debugging.
+// Every form CCCL 13.0 has goes through it; inline PTX only for what it lacks
+// (cuda/__ptx/instructions/generated/mbarrier_*.h has no arrive_drop, no
+// complete_tx and no inval): docs/device-library.md, "Inline PTX".
+//
+// Scope (template parameter, default cta): the .cta / .cluster scope of the
+// release (arrives) or acquire (waits); use Scope::cluster when the arrival or
+// the data comes from other CTAs of the cluster (multicast, remote arrives, §10.1).
+// Barriers are `uint64_t*` in the executing CTA's shared memory; `remote_bar`
+// is the same barrier in another CTA's window (cluster.map_shared_rank / mapa).
 //
 // Define TMAKIT_DEBUG_WAIT (e.g. -DTMAKIT_DEBUG_WAIT) to turn every wait_parity
 // into a bounded wait: after TMAKIT_DEBUG_WAIT_NS nanoseconds (default 2 s) it
@@ -19,6 +28,16 @@
 
 namespace tmakit::device {
 
+enum class Scope { cta, cluster };
+
+namespace detail {
+template <Scope S>
+__device__ constexpr auto cccl_scope() {
+  if constexpr (S == Scope::cta) return cuda::ptx::scope_cta;
+  else return cuda::ptx::scope_cluster;
+}
+}  // namespace detail
+
 __device__ inline uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 
 // mbarrier.init.shared::cta.b64 [bar], count; count in [1, 2^20 - 1] (§8.1).
@@ -29,44 +48,138 @@ __device__ inline void fence_mbarrier_init() {
   cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
 }
 
-// mbarrier.arrive.expect_tx.shared::cta.b64: expect `bytes`, then arrive once.
+// ---- arrivals on a barrier of the executing CTA (return the state token) ----
+
+// mbarrier.arrive.expect_tx.release.SCOPE.shared::cta.b64: expect `bytes`, then arrive once.
+template <Scope S = Scope::cta>
 __device__ inline uint64_t arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
-  return cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
-                                              bar, bytes);
+  return cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, detail::cccl_scope<S>(),
+                                              cuda::ptx::space_shared, bar, bytes);
 }
 // The same with the byte count of `loads` boxes of `m` (the count comes from the map).
 __device__ inline uint64_t arrive_expect_tx(uint64_t* bar, const MapHandle& m, uint32_t loads = 1) {
   return arrive_expect_tx(bar, m.box_bytes * loads);
 }
 
-// mbarrier.expect_tx.relaxed.cta.shared::cta.b64 (no arrival).
+// mbarrier.expect_tx.relaxed.SCOPE.shared::cta.b64 (no arrival).
+template <Scope S = Scope::cta>
 __device__ inline void expect_tx(uint64_t* bar, uint32_t bytes) {
-  cuda::ptx::mbarrier_expect_tx(cuda::ptx::sem_relaxed, cuda::ptx::scope_cta, cuda::ptx::space_shared, bar, bytes);
+  cuda::ptx::mbarrier_expect_tx(cuda::ptx::sem_relaxed, detail::cccl_scope<S>(), cuda::ptx::space_shared, bar, bytes);
 }
 
-// mbarrier.arrive.shared::cta.b64 (release, cta scope).
+// mbarrier.arrive.release.SCOPE.shared::cta.b64 (one arrival, or `count`).
+template <Scope S = Scope::cta>
 __device__ inline uint64_t arrive(uint64_t* bar) {
-  return cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, bar);
+  return cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, detail::cccl_scope<S>(), cuda::ptx::space_shared, bar);
 }
-// Arrive on the barrier at the same offset in another CTA of the cluster (`_` result).
+template <Scope S = Scope::cta>
+__device__ inline uint64_t arrive(uint64_t* bar, uint32_t count) {
+  return cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, detail::cccl_scope<S>(), cuda::ptx::space_shared, bar,
+                                    count);
+}
+
+// mbarrier.arrive_drop...: arrive and lower the expected arrival count of every
+// later phase by the same amount (§8.2). Inline PTX: CCCL has no arrive_drop.
+#define TMAKIT_ARRIVE_DROP(EXTRA, OPERANDS)                                                                   \
+  uint64_t state;                                                                                             \
+  if constexpr (S == Scope::cta)                                                                              \
+    asm volatile("mbarrier.arrive_drop" EXTRA ".release.cta.shared::cta.b64 %0, [%1]" OPERANDS ";"            \
+                 : "=l"(state) : "r"(smem_addr(bar)), "r"(n) : "memory");                                     \
+  else                                                                                                        \
+    asm volatile("mbarrier.arrive_drop" EXTRA ".release.cluster.shared::cta.b64 %0, [%1]" OPERANDS ";"        \
+                 : "=l"(state) : "r"(smem_addr(bar)), "r"(n) : "memory");                                     \
+  return state;
+template <Scope S = Scope::cta>
+__device__ inline uint64_t arrive_drop(uint64_t* bar) {
+  const uint32_t n = 0;  // unused operand %2
+  TMAKIT_ARRIVE_DROP("", "")
+}
+template <Scope S = Scope::cta>
+__device__ inline uint64_t arrive_drop(uint64_t* bar, uint32_t count) {
+  const uint32_t n = count;
+  TMAKIT_ARRIVE_DROP("", ", %2")
+}
+template <Scope S = Scope::cta>
+__device__ inline uint64_t arrive_drop_expect_tx(uint64_t* bar, uint32_t bytes) {
+  const uint32_t n = bytes;
+  TMAKIT_ARRIVE_DROP(".expect_tx", ", %2")
+}
+#undef TMAKIT_ARRIVE_DROP
+
+// mbarrier.complete_tx.relaxed.cta.shared::cta.b64: complete `bytes` of the
+// pending transaction count without any copy (§8.2). Inline PTX: not in CCCL.
+__device__ inline void complete_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
+}
+
+// ---- arrivals on a barrier of another CTA of the cluster (.shared::cluster, `_` result) ----
+
+// mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote_bar]{, count}
 __device__ inline void arrive_cluster(uint64_t* remote_bar) {
   cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cluster, cuda::ptx::space_cluster, remote_bar);
 }
+__device__ inline void arrive_cluster(uint64_t* remote_bar, uint32_t count) {
+  cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cluster, cuda::ptx::space_cluster, remote_bar,
+                             count);
+}
+// mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [remote_bar], bytes
+__device__ inline void arrive_expect_tx_cluster(uint64_t* remote_bar, uint32_t bytes) {
+  cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cluster, cuda::ptx::space_cluster,
+                                       remote_bar, bytes);
+}
+// mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64 [remote_bar], bytes
+__device__ inline void expect_tx_cluster(uint64_t* remote_bar, uint32_t bytes) {
+  cuda::ptx::mbarrier_expect_tx(cuda::ptx::sem_relaxed, cuda::ptx::scope_cluster, cuda::ptx::space_cluster,
+                                remote_bar, bytes);
+}
+// mbarrier.arrive_drop{.expect_tx}.release.cluster.shared::cluster.b64 _, [remote_bar]{, n}
+// and mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 (inline PTX: not in CCCL).
+__device__ inline void arrive_drop_cluster(uint64_t* remote_bar) {
+  asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(smem_addr(remote_bar))
+               : "memory");
+}
+__device__ inline void arrive_drop_cluster(uint64_t* remote_bar, uint32_t count) {
+  asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.b64 _, [%0], %1;" ::"r"(smem_addr(remote_bar)),
+               "r"(count)
+               : "memory");
+}
+__device__ inline void arrive_drop_expect_tx_cluster(uint64_t* remote_bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;" ::"r"(
+                   smem_addr(remote_bar)),
+               "r"(bytes)
+               : "memory");
+}
+__device__ inline void complete_tx_cluster(uint64_t* remote_bar, uint32_t bytes) {
+  asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" ::"r"(smem_addr(remote_bar)),
+               "r"(bytes)
+               : "memory");
+}
 
-// One mbarrier.try_wait.parity: true once the phase with this parity has completed (§8.4).
+// ---- waits (acquire at Scope; §8.4) ----
+
+// One mbarrier.try_wait.parity: true once the phase with this parity has completed
+// (it may suspend the thread for a system-dependent time first).
+template <Scope S = Scope::cta>
 __device__ inline bool try_wait_parity(uint64_t* bar, uint32_t parity) {
-  return cuda::ptx::mbarrier_try_wait_parity(bar, parity);
+  return cuda::ptx::mbarrier_try_wait_parity(cuda::ptx::sem_acquire, detail::cccl_scope<S>(), bar, parity);
 }
-// The same with cluster-scope acquire (multicast consumers, §10.1).
-__device__ inline bool try_wait_parity_cluster(uint64_t* bar, uint32_t parity) {
-  return cuda::ptx::mbarrier_try_wait_parity(cuda::ptx::sem_acquire, cuda::ptx::scope_cluster, bar, parity);
+// mbarrier.try_wait with the state token an arrive returned (the phase of that arrival).
+template <Scope S = Scope::cta>
+__device__ inline bool try_wait(uint64_t* bar, uint64_t state) {
+  return cuda::ptx::mbarrier_try_wait(cuda::ptx::sem_acquire, detail::cccl_scope<S>(), bar, state);
+}
+// mbarrier.test_wait{.parity}: the same tests without suspending.
+template <Scope S = Scope::cta>
+__device__ inline bool test_wait_parity(uint64_t* bar, uint32_t parity) {
+  return cuda::ptx::mbarrier_test_wait_parity(cuda::ptx::sem_acquire, detail::cccl_scope<S>(), bar, parity);
+}
+template <Scope S = Scope::cta>
+__device__ inline bool test_wait(uint64_t* bar, uint64_t state) {
+  return cuda::ptx::mbarrier_test_wait(cuda::ptx::sem_acquire, detail::cccl_scope<S>(), bar, state);
 }
 
-__device__ inline uint64_t global_timer_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+__device__ inline uint64_t global_timer_ns() { return cuda::ptx::get_sreg_globaltimer(); }
 
 // Reports a stuck barrier and traps (used by the bounded wait).
 __device__ inline void report_stuck_barrier(uint64_t* bar, uint32_t parity, uint32_t armed_bytes) {
@@ -81,15 +194,17 @@ __device__ inline void report_stuck_barrier(uint64_t* bar, uint32_t parity, uint
 __device__ inline void wait_parity(uint64_t* bar, uint32_t parity, uint32_t armed_bytes = 0, bool cluster = false) {
 #ifdef TMAKIT_DEBUG_WAIT
   const uint64_t start = global_timer_ns();
-  while (!(cluster ? try_wait_parity_cluster(bar, parity) : try_wait_parity(bar, parity)))
+  while (!(cluster ? try_wait_parity<Scope::cluster>(bar, parity) : try_wait_parity(bar, parity)))
     if (global_timer_ns() - start > TMAKIT_DEBUG_WAIT_NS) report_stuck_barrier(bar, parity, armed_bytes);
 #else
   (void)armed_bytes;
-  while (!(cluster ? try_wait_parity_cluster(bar, parity) : try_wait_parity(bar, parity))) {
+  while (!(cluster ? try_wait_parity<Scope::cluster>(bar, parity) : try_wait_parity(bar, parity))) {
   }
 #endif
 }
 
+// mbarrier.inval.shared::cta.b64 (inline PTX: not in CCCL). The barrier's memory
+// may then be reused for anything else (§8.1).
 __device__ inline void mbar_inval(uint64_t* bar) {
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
 }

@@ -106,8 +106,10 @@ class Engine {
   uint64_t global_address(const ptx::Operand& o, const std::string& what, const std::string& where) const;
   // Where a copy into shared memory lands: the destination CTAs (one, or each CTA of a
   // multicast ctaMask), the CTA-relative destination offset and the mbarrier's offset.
+  // mbar_ctas[i] is the CTA whose barrier (at offset mbar) destination ctas[i] signals:
+  // ctas[i] itself, or its peer under .cta_group::2 (§10.2).
   struct Landing {
-    std::vector<int> ctas;
+    std::vector<int> ctas, mbar_ctas;
     uint32_t dst = 0, mbar = 0;
   };
   Landing landing(const ptx::Instruction& inst, int cta, bool cta_window, const char* mbar_rule,

@@ -16,7 +16,8 @@
 //   model.global-fault   an in-bound element's global bytes are in no allocation
 //   model.shared-range   the box does not fit in the CTA's shared memory
 //   model.map-unsupported the map is not a tiled map the model can walk
-//                         (im2col, packed types, rank/box/element stride out of range)
+//                         (im2col, rank/box/element stride out of range); packed types
+//                         (§2.5) go to packed.hpp, which refuses interleaved ones
 //   model.coord-count    coords.size() != map.rank
 //   model.reduce-type    tile_reduce on a map type with no reduction type
 #pragma once

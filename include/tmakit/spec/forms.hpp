@@ -5,6 +5,7 @@
 // dispatch, the docs matrix and the tests all read this table; no other file
 // spells an instruction.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,7 +24,8 @@ enum class Op : uint8_t {
   commit_group, wait_group,
   mbar_init, mbar_arrive, mbar_expect_tx, mbar_complete_tx, mbar_test_wait, mbar_try_wait,
   mbar_pending_count, mbar_inval,
-  fence, cluster_barrier, store
+  fence, cluster_barrier, store,
+  tensormap  // tensormap.replace / tensormap.cp_fenceproxy: checked by the front end, not modelled
 };
 
 struct Qualifier {
@@ -54,6 +56,15 @@ enum class OperandKind : uint8_t {
 // Length rule of a vector operand.
 enum class Length : uint8_t { none, dim, coords /* dim, or 5 for gather4/scatter4 */, im2col_info };
 
+// The immediate values ptxas accepts for an operand (the linter checks them; the model checks
+// the values a program computes at run time by its own rules, §7).
+struct ValueRule {
+  int64_t min = INT64_MIN, max = INT64_MAX;
+  int64_t multiple_of = 1;
+  bool holds(int64_t v) const { return v >= min && v <= max && v % multiple_of == 0; }
+  std::string str() const;  // "a multiple of 16 in [0, 1048560]"
+};
+
 struct Operand {
   std::string_view name;              // the ISA's operand name: "dstMem", "ctaMask"
   OperandKind kind = OperandKind::value;
@@ -62,6 +73,9 @@ struct Operand {
   bool optional = false;              // may be left out (arrive's count, suspendTimeHint)
   Length length = Length::none;
   PtxVersion since{};                 // operand introduced later than the form
+  bool immediate = false;             // must be an integer constant (wait_group's N, tensormap's ord)
+  bool discard = true;                // a `state` destination may be `_` (not pending_count's count)
+  ValueRule values{};                 // what an immediate may be
 };
 
 // "If qualifier `if_chosen` is present, one of `needs` must be too" (e.g. gather4 needs .2d).

@@ -1,0 +1,372 @@
+// The module reader: one pass over the text, splitting it into statements
+// (`;`-terminated, or line-terminated for .version/.target/.address_size/.file/.loc),
+// blocks and labels, and recording declarations with their types.
+#include "tmakit/ptx/module.hpp"
+
+#include <cctype>
+#include <charconv>
+
+namespace tmakit::ptx {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%'; }
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// `.version 8.6` ends at the end of its line (PTX ISA §11: these directives take no `;`).
+bool line_directive(std::string_view s) {
+  for (std::string_view d : {".version", ".target", ".address_size", ".file", ".loc"})
+    if (starts_with(s, d) && (s.size() == d.size() || is_space(s[d.size()]))) return true;
+  return false;
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!ident_char(c)) return false;
+  return true;
+}
+
+// Words of a declaration: split at spaces and commas.
+std::vector<std::string_view> words(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (is_space(s[i]) || s[i] == ',')) ++i;
+    size_t start = i;
+    while (i < s.size() && !is_space(s[i]) && s[i] != ',') ++i;
+    if (i > start) out.push_back(s.substr(start, i - start));
+  }
+  return out;
+}
+
+bool is_space_name(std::string_view w) {
+  for (std::string_view s : {".reg", ".param", ".shared", ".global", ".const", ".local", ".tex"})
+    if (w == s) return true;
+  return false;
+}
+
+// `.reg .b32 %r<10>;`, `.shared .align 8 .b8 smem[1024];`, `.param .u64 p` (a parameter).
+void declare(std::string_view decl, SymbolTable& table, int line) {
+  if (auto eq = decl.find('='); eq != std::string_view::npos) decl = decl.substr(0, eq);  // drop initializers
+  if (!decl.empty() && decl.back() == ';') decl.remove_suffix(1);
+  Symbol sym;
+  sym.line = line;
+  bool typed = false, skip_next = false;
+  for (std::string_view w : words(decl)) {
+    if (skip_next) {
+      skip_next = false;
+      continue;
+    }
+    if (w[0] == '.') {
+      if (is_space_name(w) && sym.space.empty()) sym.space = std::string(w);
+      else if (w == ".align") skip_next = true;
+      else if (auto t = parse_value_type(w); t && !typed) sym.type = *t, typed = true;
+      continue;
+    }
+    if (!typed || sym.space.empty()) continue;
+    std::string_view name = w;
+    if (auto lt = name.find('<'); lt != std::string_view::npos) {
+      int count = 0;
+      auto gt = name.find('>', lt);
+      auto r = std::from_chars(name.data() + lt + 1, name.data() + (gt == std::string_view::npos ? name.size() : gt), count);
+      if (r.ec == std::errc{}) table.declare_range(std::string(name.substr(0, lt)), count, sym);
+      continue;
+    }
+    if (auto br = name.find('['); br != std::string_view::npos) name = name.substr(0, br);
+    if (is_identifier(name)) table.declare(std::string(name), sym);
+  }
+}
+
+// The parameter list starting at `open` (a `(`): declares each parameter, returns the index after `)`.
+size_t declare_params(std::string_view h, size_t open, SymbolTable& table, int line) {
+  int depth = 0;
+  size_t start = open + 1;
+  for (size_t i = open; i < h.size(); ++i) {
+    if (h[i] == '(') ++depth;
+    if (h[i] == ')' && --depth == 0) {
+      declare(h.substr(start, i - start), table, line);
+      return i + 1;
+    }
+    if (h[i] == ',' && depth == 1) {
+      declare(h.substr(start, i - start), table, line);
+      start = i + 1;
+    }
+  }
+  return h.size();
+}
+
+class Reader {
+ public:
+  Reader(std::string_view text, const std::string& file, Diagnostics& diags, const StatementHandler& handler)
+      : t_(text), diags_(diags), handler_(handler) {
+    m_.file = file;
+  }
+
+  Module run() {
+    while (i_ < t_.size()) step();
+    if (!cur_.empty()) {
+      if (depth_ == 0 && line_directive(cur_)) finish();
+      else diags_.error("module.syntax", "the module ends inside a statement that has no `;`", at(cur_line_, cur_col_));
+    }
+    if (depth_ > 0)
+      diags_.error("module.brace",
+                   in_function_ ? "function `" + fn_.name + "` opened here has no closing `}`"
+                                : "a block opened here has no closing `}`",
+                   at(block_line_, 1));
+    return std::move(m_);
+  }
+
+ private:
+  std::string at(int line, int col) const { return m_.file + ":" + std::to_string(line) + ":" + std::to_string(col); }
+
+  void newline() {
+    ++line_;
+    line_start_ = i_ + 1;
+  }
+
+  void step() {
+    const char c = t_[i_];
+    const char next = i_ + 1 < t_.size() ? t_[i_ + 1] : '\0';
+    if (c == '\n') {
+      if (!cur_.empty() && depth_ == 0 && line_directive(cur_)) finish();
+      else if (!cur_.empty()) cur_ += '\n';
+      newline();
+      ++i_;
+      return;
+    }
+    if (c == '/' && next == '/') {
+      while (i_ < t_.size() && t_[i_] != '\n') ++i_;
+      return;
+    }
+    if (c == '/' && next == '*') {
+      const int line = line_, col = static_cast<int>(i_ - line_start_) + 1;
+      size_t end = t_.find("*/", i_ + 2);
+      if (end == std::string_view::npos) {
+        diags_.error("module.comment", "`/*` comment is never closed", at(line, col));
+        i_ = t_.size();
+        return;
+      }
+      for (; i_ < end + 2; ++i_) {  // blanked, so later columns stay right
+        if (t_[i_] == '\n') {
+          if (!cur_.empty()) cur_ += '\n';
+          newline();
+        } else if (!cur_.empty()) {
+          cur_ += ' ';
+        }
+      }
+      return;
+    }
+    if (is_space(c)) {
+      if (!cur_.empty()) cur_ += c;
+      ++i_;
+      return;
+    }
+    if (cur_.empty()) {
+      if (c == '{') return ++i_, open_block(false);
+      if (c == '}') return ++i_, close_block();
+      cur_line_ = line_;
+      cur_col_ = static_cast<int>(i_ - line_start_) + 1;
+    }
+    if (c == '"') return string();
+    if (c == ';') {
+      cur_ += ';';
+      ++i_;
+      return finish();
+    }
+    // `{` ends a function header at the top level (an initializer `= {..}` does not).
+    if (c == '{' && depth_ == 0 && cur_.find('=') == std::string::npos) {
+      ++i_;
+      return open_block(true);
+    }
+    // A label: an identifier followed by one `:` (never `::`, which qualifiers use).
+    if (c == ':' && depth_ > 0 && next != ':' && is_identifier(cur_)) {
+      ++i_;
+      Statement& s = stmt_;
+      s.kind = Statement::Kind::label;
+      s.text = cur_;
+      s.line = cur_line_;
+      s.column = cur_col_;
+      emit();
+      cur_.clear();
+      return;
+    }
+    cur_ += c;
+    ++i_;
+  }
+
+  void string() {
+    const int line = line_, col = static_cast<int>(i_ - line_start_) + 1;
+    cur_ += t_[i_++];
+    while (i_ < t_.size() && t_[i_] != '"' && t_[i_] != '\n') {
+      if (t_[i_] == '\\' && i_ + 1 < t_.size()) cur_ += t_[i_++];
+      cur_ += t_[i_++];
+    }
+    if (i_ >= t_.size() || t_[i_] != '"') {
+      diags_.error("module.string", "string is not closed on its line", at(line, col));
+      return;
+    }
+    cur_ += t_[i_++];
+  }
+
+  void open_block(bool header) {
+    if (depth_ == 0) {
+      block_line_ = line_;
+      in_function_ = false;
+      if (header && (cur_.find(".entry") != std::string::npos || cur_.find(".func") != std::string::npos))
+        begin_function();
+      cur_.clear();
+    }
+    ++depth_;
+  }
+
+  void close_block() {
+    if (depth_ == 0) {
+      diags_.error("module.brace", "`}` closes no block", at(line_, static_cast<int>(i_ - line_start_)));
+      return;
+    }
+    if (--depth_ == 0 && in_function_) {
+      m_.functions.push_back(std::move(fn_));
+      fn_ = Function{};
+      in_function_ = false;
+    }
+  }
+
+  void begin_function() {
+    in_function_ = true;
+    fn_ = Function{};
+    fn_.line = cur_line_;
+    std::string_view h = cur_;
+    size_t k = h.find(".entry");
+    fn_.entry = k != std::string_view::npos;
+    k = fn_.entry ? k + 6 : h.find(".func") + 5;
+    while (k < h.size() && is_space(h[k])) ++k;
+    if (k < h.size() && h[k] == '(') k = declare_params(h, k, fn_.symbols, cur_line_);  // return parameters
+    while (k < h.size() && is_space(h[k])) ++k;
+    size_t start = k;
+    while (k < h.size() && ident_char(h[k])) ++k;
+    fn_.name = std::string(h.substr(start, k - start));
+    while (k < h.size() && is_space(h[k])) ++k;
+    if (k < h.size() && h[k] == '(') declare_params(h, k, fn_.symbols, cur_line_);
+  }
+
+  void finish() {
+    while (!cur_.empty() && is_space(cur_.back())) cur_.pop_back();
+    if (depth_ == 0) top_level();
+    else if (in_function_) body();
+    cur_.clear();
+  }
+
+  void top_level() {
+    std::string_view s = cur_;
+    auto w = words(s);
+    if (w.empty()) return;
+    if (w[0] == ".version") {
+      m_.version_line = cur_line_;
+      if (w.size() > 1) m_.version = spec::parse_ptx_version(w[1]);
+      if (!m_.version)
+        diags_.error("module.version", "`" + std::string(s) + "` does not name a PTX ISA version", at(cur_line_, cur_col_));
+    } else if (w[0] == ".target") {
+      m_.target_line = cur_line_;
+      m_.target_text = w.size() > 1 ? std::string(w[1]) : "";
+      m_.target = spec::parse_target(m_.target_text);
+    } else if (s.find(".func") == std::string_view::npos && s.find(".entry") == std::string_view::npos) {
+      declare(s, m_.globals, cur_line_);
+    }
+  }
+
+  void body() {
+    if (cur_[0] == '.') {
+      if (is_space_name(std::string_view(cur_).substr(0, cur_.find_first_of(" \t\n"))))
+        declare(cur_, fn_.symbols, cur_line_);
+      return;
+    }
+    Statement& s = stmt_;
+    s.kind = Statement::Kind::instruction;
+    s.text = cur_;
+    s.line = cur_line_;
+    s.column = cur_col_;
+    emit();
+  }
+
+  void emit() {
+    if (!in_function_) return;
+    if (handler_) handler_(stmt_, fn_, m_);
+    else fn_.body.push_back(stmt_);
+  }
+
+  std::string_view t_;
+  Diagnostics& diags_;
+  const StatementHandler& handler_;
+  Module m_;
+  size_t i_ = 0, line_start_ = 0;
+  int line_ = 1, depth_ = 0, block_line_ = 0;
+  std::string cur_;
+  int cur_line_ = 0, cur_col_ = 0;
+  bool in_function_ = false;
+  Function fn_;
+  Statement stmt_;
+};
+
+}  // namespace
+
+std::string ValueType::str() const {
+  if (kind == 'p') return ".pred";
+  return "." + std::string(1, kind) + std::to_string(bits);
+}
+
+std::optional<ValueType> parse_value_type(std::string_view t) {
+  if (t == ".pred") return ValueType{'p', 1};
+  if (t == ".f16x2" || t == ".bf16x2") return ValueType{'f', 32};
+  if (t == ".bf16") return ValueType{'f', 16};
+  if (t.size() < 3 || t[0] != '.' || std::string_view("busf").find(t[1]) == std::string_view::npos) return std::nullopt;
+  int bits = 0;
+  auto r = std::from_chars(t.data() + 2, t.data() + t.size(), bits);
+  if (r.ec != std::errc{} || r.ptr != t.data() + t.size()) return std::nullopt;
+  if (bits != 8 && bits != 16 && bits != 32 && bits != 64 && bits != 128) return std::nullopt;
+  return ValueType{t[1], bits};
+}
+
+const Symbol* SymbolTable::find(std::string_view name) const {
+  if (auto it = names_.find(std::string(name)); it != names_.end()) return &it->second;
+  // %r12 belongs to %r<N> when 12 < N (PTX ISA "parameterized variable names").
+  size_t d = name.size();
+  while (d > 0 && std::isdigit(static_cast<unsigned char>(name[d - 1]))) --d;
+  if (d == name.size() || d == 0) return nullptr;
+  auto it = ranges_.find(std::string(name.substr(0, d)));
+  if (it == ranges_.end()) return nullptr;
+  int n = 0;
+  auto r = std::from_chars(name.data() + d, name.data() + name.size(), n);
+  if (r.ec != std::errc{} || (name.size() - d > 1 && name[d] == '0')) return nullptr;
+  return n < it->second.first ? &it->second.second : nullptr;
+}
+
+std::pair<int, int> Statement::position(size_t offset) const {
+  offset = std::min(offset, text.size());
+  int line_no = line;
+  size_t last_nl = std::string::npos;
+  for (size_t k = 0; k < offset; ++k)
+    if (text[k] == '\n') ++line_no, last_nl = k;
+  if (last_nl == std::string::npos) return {line, column + static_cast<int>(offset)};
+  return {line_no, static_cast<int>(offset - last_nl)};
+}
+
+std::string_view Statement::mnemonic() const {
+  std::string_view s = text;
+  size_t k = 0;
+  if (!s.empty() && s[0] == '@') {
+    while (k < s.size() && !is_space(s[k])) ++k;
+    while (k < s.size() && is_space(s[k])) ++k;
+  }
+  size_t start = k;
+  while (k < s.size() && !is_space(s[k]) && s[k] != ';') ++k;
+  return s.substr(start, k - start);
+}
+
+Module read_module(std::string_view text, const std::string& file, Diagnostics& diags,
+                   const StatementHandler& on_statement) {
+  return Reader(text, file, diags, on_statement).run();
+}
+
+}  // namespace tmakit::ptx

@@ -1,0 +1,267 @@
+// `tmakit layout`: draw where a tensor load puts its data in shared memory, as
+// SVG, text or JSON (src/layout). The load is a map (file or flags, as `tmakit
+// map` reads it) with --coords and --smem-offset, or one step of a scenario.
+// Exit 0 drawn, 1 the copy is invalid (a map or coordinate rule), 2 unusable input.
+// Nothing is written unless the whole picture is.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+
+#include "commands.hpp"
+#include "map_input.hpp"
+#include "tmakit/layout/render.hpp"
+#include "tmakit/ptx/instruction.hpp"
+#include "tmakit/scenario/scenario.hpp"
+
+namespace tmakit::cli {
+namespace {
+
+namespace tm = tensor_map;
+using model::Im2colInfo;
+
+struct LayoutOptions {
+  MapInput map;
+  std::vector<int32_t> coords, offsets;
+  std::optional<int64_t> w_halo, w_offset;
+  uint32_t smem_offset = 0;
+  std::string scenario, format = "svg", output, target = "sm_90a";
+  std::optional<int> step;
+  uint32_t max_lines = 64;
+};
+
+// Exit statuses, as every tmakit command uses them.
+constexpr int kInvalid = 1, kUnusable = 2;
+
+// The load to draw: a map, its coordinates, where it lands, and im2colInfo.
+struct Load {
+  tm::TensorMap map;
+  std::vector<int32_t> coords;
+  uint32_t smem_offset = 0;
+  std::vector<int> ctas{0};
+  Im2colInfo info;
+  spec::Target target;
+  std::string where;  // prefix of messages about the map: "" or "tensor_maps.NAME"
+};
+
+struct Failure {
+  int status;
+};
+
+[[noreturn]] void stop(int status, const Diagnostic& d) {
+  fmt::print(stderr, "{}\n", format(d));
+  throw Failure{status};
+}
+[[noreturn]] void stop(int status, const std::string& where, const std::string& rule, const std::string& message) {
+  stop(status, Diagnostic{Severity::error, rule, message, where});
+}
+
+// im2colInfo follows the map: .im2col for im2col maps, ::w or ::w::128 by the wide mode (§1.5).
+Im2colInfo info_for(const tm::TensorMap& m) {
+  Im2colInfo info;
+  if (m.encode == tm::Encode::im2col_wide)
+    info.mode = m.wide_mode == tm::WideMode::w128 ? model::Im2colMode::w128 : model::Im2colMode::w;
+  return info;
+}
+
+Load from_flags(const LayoutOptions& o) {
+  auto target = spec::parse_target(o.target);
+  if (!target) stop(kUnusable, "--target", "cli.target", fmt::format("unknown target \"{}\" (e.g. sm_90a)", o.target));
+  std::optional<tm::MapSource> src = read_map_input(o.map, "tmakit layout");
+  if (!src) throw Failure{kUnusable};
+  Load l{src->map, o.coords, o.smem_offset, {0}, info_for(src->map), *target, o.map.file};
+  if (l.coords.empty()) l.coords.assign(size_t(std::clamp(l.map.rank, 1, tm::kMaxRank)), 0);
+  if (l.info.mode == model::Im2colMode::im2col) {
+    if (o.offsets.size() > 3)
+      stop(kUnusable, "--offsets", "cli.offsets", fmt::format("{} offsets given; im2col has at most 3 (W, H, D)",
+                                                              o.offsets.size()));
+    std::copy(o.offsets.begin(), o.offsets.end(), l.info.offsets.begin());
+  }
+  l.info.w_halo = o.w_halo.value_or(0);
+  l.info.w_offset = o.w_offset.value_or(0);
+  return l;
+}
+
+// A scenario operand's value: an immediate, or a symbol of `symbols` plus an offset.
+scenario::SymbolValue value_of(const ptx::Expr& e, const scenario::Scenario& s, const std::string& where) {
+  scenario::SymbolValue v;
+  if (!e.is_immediate()) {
+    auto it = std::find_if(s.symbols.begin(), s.symbols.end(), [&](const auto& kv) { return kv.first == e.symbol; });
+    if (it == s.symbols.end())
+      stop(kUnusable, where, "layout.unknown-symbol",
+           fmt::format("`{}` is not in the scenario's symbols (a value stored by an earlier step cannot be drawn)",
+                       e.symbol));
+    v = scenario::parse_symbol(it->second, "scenario.symbols." + e.symbol, s);
+  }
+  v.v += e.offset;
+  return v;
+}
+
+int64_t integer_of(const ptx::Expr& e, const scenario::Scenario& s, const std::string& where, const std::string& what) {
+  scenario::SymbolValue v = value_of(e, s, where);
+  if (v.kind != scenario::SymbolValue::Kind::integer)
+    stop(kUnusable, where, "layout.operand", fmt::format("{} must be an integer, got `{}`", what, e.str()));
+  return v.v;
+}
+
+Load from_scenario(const LayoutOptions& o) {
+  const scenario::Scenario s = scenario::load_file(o.scenario);
+  const int n = *o.step;
+  if (n < 0 || size_t(n) >= s.program.size())
+    stop(kUnusable, "--step", "cli.step", fmt::format("step {} is outside the program's steps 0..{}", n,
+                                                      int(s.program.size()) - 1));
+  const scenario::Step& st = s.program[size_t(n)];
+  const std::string where = fmt::format("{}: program[{}] (cta {})", o.scenario, n, st.cta);
+  Diagnostics diags;
+  std::optional<ptx::Instruction> inst = ptx::parse_instruction(st.ptx, diags, where);
+  if (!inst) stop(kUnusable, diags.front());
+  if (inst->op() != spec::Op::tensor_load)
+    stop(kUnusable, where, "layout.not-a-load",
+         fmt::format("{} is not a tensor load (cp.async.bulk.tensor...shared::cluster.global...): nothing lands "
+                     "in shared memory to draw", spec::canonical_mnemonic(inst->sel)));
+  const std::string_view mode = inst->sel.get("load_mode");
+  Load l;
+  l.target = s.target;
+  if (model::parse_im2col_mode(mode, l.info.mode) == false && mode != ".tile")
+    stop(kUnusable, where, "layout.unsupported", fmt::format("load mode {} is not drawn yet", mode));
+  const ptx::Operand& tref = *inst->operand("[tensorMap, tensorCoords]");
+  auto map = std::find_if(s.maps.begin(), s.maps.end(), [&](const auto& kv) { return kv.first == tref.map; });
+  if (map == s.maps.end())
+    stop(kUnusable, where, "tensor.unknown-map", fmt::format("`{}` is not a tensor map of the scenario", tref.map));
+  l.map = map->second.map;
+  l.where = "tensor_maps." + tref.map;
+  for (size_t i = 0; i < tref.elems.size(); ++i) {
+    const int64_t c = integer_of(tref.elems[i], s, where, fmt::format("tensorCoords[{}]", i));
+    if (c < INT32_MIN || c > INT32_MAX)
+      stop(kUnusable, where, "tensor.coord-range", fmt::format("tensorCoords[{}] = {} is not an .s32 value", i, c));
+    l.coords.push_back(int32_t(c));
+  }
+  if (const ptx::Operand* i2c = inst->operand("im2colInfo")) {  // as the engine reads it (model/tensor.cpp)
+    std::vector<int64_t> v;
+    for (const ptx::Expr& e : i2c->elems) v.push_back(integer_of(e, s, where, "im2colInfo element"));
+    if (l.info.mode == model::Im2colMode::im2col) std::copy_n(v.begin(), std::min<size_t>(v.size(), 3), l.info.offsets.begin());
+    else if (v.size() == 2) l.info.w_halo = v[0], l.info.w_offset = v[1];
+  }
+  // Where it lands: dstMem's CTA, or every CTA of a multicast ctaMask (§10.1: bit r is CTA rank r).
+  const scenario::SymbolValue dst = value_of(inst->operand("dstMem")->expr, s, where);
+  if (dst.kind == scenario::SymbolValue::Kind::global || dst.v < 0 || dst.v >= int64_t(s.shared_bytes))
+    stop(kUnusable, where, "layout.operand", fmt::format("dstMem `{}` is not a shared address of the {} bytes of "
+                                                         "shared memory", inst->operand("dstMem")->expr.str(),
+                                                         s.shared_bytes));
+  l.smem_offset = uint32_t(dst.v);
+  l.ctas = {dst.kind == scenario::SymbolValue::Kind::cluster ? dst.rank : st.cta};
+  if (const ptx::Operand* m = inst->operand("ctaMask")) {
+    const int64_t mask = integer_of(m->expr, s, where, "ctaMask");
+    l.ctas.clear();
+    for (int r = 0; r < s.ctas && r < 16; ++r)
+      if (mask >> r & 1) l.ctas.push_back(r);
+    if (l.ctas.empty())
+      stop(kUnusable, where, "multicast.mask-empty",
+           fmt::format("ctaMask {:#x} selects no CTA of a cluster of {} (§13 item 9)", mask, s.ctas));
+  }
+  return l;
+}
+
+layout::Placement place(const Load& l, uint32_t max_lines) {
+  auto prefix = [&](Diagnostic d) {
+    if (!l.where.empty()) d.where = l.where + (d.where.empty() ? "" : "." + d.where);
+    return d;
+  };
+  Diagnostics diags = tm::validate(l.map, l.target);
+  for (const auto& d : diags)
+    if (d.severity == Severity::error) fmt::print(stderr, "{}\n", format(prefix(d)));
+  if (diags.has_errors()) throw Failure{kInvalid};
+  for (const auto& d : tm::check_coordinates(l.map, l.coords, tm::Direction::load, l.target))
+    if (d.severity == Severity::error) stop(kInvalid, Diagnostic{d.severity, d.rule, d.message, "--coords"});
+  try {
+    layout::Placement p = l.map.encode == tm::Encode::tiled
+                              ? layout::place_tile(l.map, l.coords, l.smem_offset, max_lines)
+                              : layout::place_im2col(l.map, l.coords, l.info, l.smem_offset, max_lines);
+    p.ctas = l.ctas;
+    return p;
+  } catch (const DiagnosticError& e) {
+    stop(kInvalid, e.diagnostic());
+  }
+}
+
+// All of it or nothing: the picture goes to a temporary file renamed over FILE.
+void write_output(const std::string& text, const std::string& file) {
+  if (file.empty() || file == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
+  const std::string tmp = file + ".tmp";
+  std::ofstream out(tmp, std::ios::binary);
+  out << text;
+  out.close();
+  std::error_code ec;
+  if (out) std::filesystem::rename(tmp, file, ec);
+  if (!out || ec) {
+    std::filesystem::remove(tmp, ec);
+    stop(kUnusable, file, "cli.output", "cannot write the file");
+  }
+}
+
+int run_layout(const LayoutOptions& o, bool map_given) {
+  if (o.format != "svg" && o.format != "text" && o.format != "json")
+    stop(kUnusable, "--format", "cli.format", fmt::format("\"{}\" is not one of svg, text, json", o.format));
+  if (!o.scenario.empty() && map_given)
+    stop(kUnusable, "--scenario", "cli.options",
+         "a scenario step names its own map, coordinates and offset: give either --scenario with --step, or a map");
+  if (o.max_lines < 1 || o.max_lines > 4096)  // a picture, not a dump: keep it bounded
+    stop(kUnusable, "--max-lines", "cli.max-lines", fmt::format("{} is outside 1..4096", o.max_lines));
+  const Load l = o.scenario.empty() ? from_flags(o) : from_scenario(o);
+  const layout::Placement p = place(l, o.max_lines);
+  std::string text = o.format == "svg"    ? layout::render_svg(p)
+                     : o.format == "text" ? layout::render_text(p)
+                                          : layout::render_json(p).dump(2) + "\n";
+  write_output(text, o.output);
+  return 0;
+}
+
+}  // namespace
+
+void add_layout_command(CLI::App& app, int& status) {
+  auto o = std::make_shared<LayoutOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "layout", "Draw where a tensor load puts each 16-byte chunk in shared memory (SVG, text or JSON)");
+  add_map_input(cmd, o->map);
+  cmd->add_option("--coords", o->coords, "tensor coordinates of the load, dimension 0 first (default 0 each)")
+      ->delimiter(',');
+  cmd->add_option("--smem-offset", o->smem_offset, "shared-memory offset of the box (128-aligned, H15)")
+      ->capture_default_str();
+  cmd->add_option("--offsets", o->offsets, "im2col offsets W,H,D of the instruction's im2colInfo")->delimiter(',');
+  cmd->add_option("--w-halo", o->w_halo, "im2col::w wHalo");
+  cmd->add_option("--w-offset", o->w_offset, "im2col::w wOffset");
+  cmd->add_option("--target", o->target, "target the map is checked for")->capture_default_str();
+  auto* scen = cmd->add_option("--scenario", o->scenario, "scenario file whose step --step to draw");
+  auto* step = cmd->add_option("--step", o->step, "index of a tensor load in the scenario's program");
+  scen->needs(step);
+  step->needs(scen);
+  cmd->add_option("--format", o->format, "svg, text or json")->capture_default_str();
+  cmd->add_option("-o,--output", o->output, "write to FILE (default: standard output)");
+  cmd->add_option("--max-lines", o->max_lines, "128-byte lines drawn at most")->capture_default_str();
+  cmd->callback([o, cmd, &status] {
+    const std::set<std::string> not_map{"--scenario", "--step", "--format", "--output", "--max-lines", "--help"};
+    bool map_given = false;
+    for (const CLI::Option* opt : cmd->get_options())
+      map_given = map_given || (opt->count() && !not_map.count(opt->get_name()));
+    try {
+      status = run_layout(*o, map_given);
+    } catch (const Failure& f) {
+      status = f.status;
+    } catch (const DiagnosticError& e) {  // the scenario loader: unusable input
+      fmt::print(stderr, "{}\n", format(e.diagnostic()));
+      status = kUnusable;
+    } catch (const std::exception& e) {  // never a crash: anything unexpected is unusable input
+      fmt::print(stderr, "tmakit layout: error: {}\n", e.what());
+      status = kUnusable;
+    }
+  });
+}
+
+}  // namespace tmakit::cli
