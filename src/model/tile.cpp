@@ -196,7 +196,7 @@ class GroupCursor {
 // step apart, so prefetch(base) runs kAhead rows before a row is needed.
 template <class Locate, class Prefetch, class F>
 void for_each_row(const Plan& p, Locate&& locate, Prefetch&& prefetch, F&& f) {
-  constexpr uint32_t kAhead = 8;
+  constexpr uint32_t kAhead = 16;
   const u128 step = u128(p.e[1]) * p.stride[1];
   const uint32_t lo = p.in_lo[1], hi = p.in_hi[1];
   GroupCursor group(p);

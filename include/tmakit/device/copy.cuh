@@ -3,7 +3,8 @@
 // The map is a MapHandle or a CUtensorMap in .param/.const/.global memory.
 // CCCL's cuda::ptx emits every form it has; inline PTX covers what CUDA 13.0's
 // CCCL lacks (docs/device-library.md, "Inline PTX"): `.L2::cache_hint` on tensor
-// and bulk copies, im2col loads, tensor and bulk prefetch. Every function whose
+// and bulk copies, im2col loads, .im2col_no_offs stores and reductions, tensor
+// and bulk prefetch. Every function whose
 // last parameter is `policy` is the `.L2::cache_hint` variant of the one without
 // (a 64-bit policy such as kEvictFirst; a hint only, H16).
 // Rules the hardware enforces at run time are the caller's: tensor smem
@@ -114,34 +115,110 @@ __device__ inline void load_tile_multicast(void* dst, const M& m, const int32_t 
 #undef TMAKIT_EMIT
 }
 
-// im2col load (§4.2): coordinates {c, w, (h), (d), n}; offsets {offW, (offH), (offD)}
-// are 16-bit (N - 2 of them). .shared::cluster destination (the executing CTA's
-// own dst and barrier, or another CTA's). Inline PTX: CCCL has no im2col form.
+// ---- im2col loads (§4.2): global -> shared, mbarrier complete_tx -------------
+// Coordinates {c, w, (h), (d), n} (N = 3..5); `offsets` is the im2colInfo operand
+// {offW, (offH), (offD)}: N - 2 16-bit values added to the filter base (§4.1).
+// Inline PTX: CCCL has no im2col form. Operands: coordinates %0..%4, offsets
+// %5..%7 (only the first N - 2 named), dst %8, map %9, mbar %10, then ctaMask
+// and/or the cache policy from %11.
+namespace detail {
+struct Offsets3 {
+  uint16_t v[3];
+};
+template <int N>
+__device__ inline Offsets3 pad3(const uint16_t (&o)[N - 2]) {
+  Offsets3 r{};
+  for (int i = 0; i < N - 2; ++i) r.v[i] = o[i];
+  return r;
+}
+}  // namespace detail
+#define TMAKIT_OFFSETS "h"(o.v[0]), "h"(o.v[1]), "h"(o.v[2])
+#define TMAKIT_BY_IM2COL_RANK(EMIT)                                                 \
+  static_assert(N >= 3 && N <= 5, "im2col maps have rank 3..5 (NWC, NHWC, NDHWC, §4.1)"); \
+  const detail::Coords5 k = detail::pad5(c);                                        \
+  const detail::Offsets3 o = detail::pad3<N>(offsets);                              \
+  if constexpr (N == 3) EMIT(".3d", TMAKIT_C3, "{%5}")                              \
+  else if constexpr (N == 4) EMIT(".4d", TMAKIT_C4, "{%5, %6}")                     \
+  else EMIT(".5d", TMAKIT_C5, "{%5, %6, %7}")
+// QUAL: qualifiers after complete_tx::bytes; TAIL: operand text after im2colInfo;
+// the variadic part: `, "h"(cta_mask)` and/or `, "l"(policy)`.
+#define TMAKIT_IM2COL_LOAD(DIM, C, O, DST, QUAL, TAIL, ...)                                                 \
+  asm volatile("cp.async.bulk.tensor" DIM DST ".global.im2col.mbarrier::complete_tx::bytes" QUAL             \
+               " [%8], [%9, " C "], [%10], " O TAIL ";" ::TMAKIT_COORDS, TMAKIT_OFFSETS, "r"(smem_addr(dst)), \
+               "l"(map_ptr(m)), "r"(smem_addr(bar)) __VA_ARGS__ : "memory");
+
+// cp.async.bulk.tensor.Nd.shared::cta.global.im2col.mbarrier::complete_tx::bytes
 template <int N, TensorMapArg M>
 __device__ inline void load_im2col(void* dst, const M& m, const int32_t (&c)[N], const uint16_t (&offsets)[N - 2],
                                    uint64_t* bar) {
-  static_assert(N >= 3 && N <= 5, "im2col maps have rank 3..5");
-  const uint32_t d = smem_addr(dst), b = smem_addr(bar);
-  if constexpr (N == 3)
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
-        "[%5], {%6};" ::"r"(d),
-        "l"(map_ptr(m)), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(b), "h"(offsets[0])
-        : "memory");
-  else if constexpr (N == 4)
-    asm volatile(
-        "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
-        "%5}], [%6], {%7, %8};" ::"r"(d),
-        "l"(map_ptr(m)), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(b), "h"(offsets[0]), "h"(offsets[1])
-        : "memory");
-  else
-    asm volatile(
-        "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
-        "%5, %6}], [%7], {%8, %9, %10};" ::"r"(d),
-        "l"(map_ptr(m)), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(b), "h"(offsets[0]),
-        "h"(offsets[1]), "h"(offsets[2])
-        : "memory");
+#define TMAKIT_EMIT(DIM, C, O) TMAKIT_IM2COL_LOAD(DIM, C, O, ".shared::cta", "", "")
+  TMAKIT_BY_IM2COL_RANK(TMAKIT_EMIT)
+#undef TMAKIT_EMIT
 }
+template <int N, TensorMapArg M>
+__device__ inline void load_im2col(void* dst, const M& m, const int32_t (&c)[N], const uint16_t (&offsets)[N - 2],
+                                   uint64_t* bar, uint64_t policy) {
+#define TMAKIT_EMIT(DIM, C, O) TMAKIT_IM2COL_LOAD(DIM, C, O, ".shared::cta", ".L2::cache_hint", ", %11", , "l"(policy))
+  TMAKIT_BY_IM2COL_RANK(TMAKIT_EMIT)
+#undef TMAKIT_EMIT
+}
+// ... .shared::cluster.global ...: dst and bar the executing CTA's own or another CTA's.
+template <int N, TensorMapArg M>
+__device__ inline void load_im2col_cluster(void* dst, const M& m, const int32_t (&c)[N],
+                                           const uint16_t (&offsets)[N - 2], uint64_t* bar) {
+#define TMAKIT_EMIT(DIM, C, O) TMAKIT_IM2COL_LOAD(DIM, C, O, ".shared::cluster", "", "")
+  TMAKIT_BY_IM2COL_RANK(TMAKIT_EMIT)
+#undef TMAKIT_EMIT
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_im2col_cluster(void* dst, const M& m, const int32_t (&c)[N],
+                                           const uint16_t (&offsets)[N - 2], uint64_t* bar, uint64_t policy) {
+#define TMAKIT_EMIT(DIM, C, O) \
+  TMAKIT_IM2COL_LOAD(DIM, C, O, ".shared::cluster", ".L2::cache_hint", ", %11", , "l"(policy))
+  TMAKIT_BY_IM2COL_RANK(TMAKIT_EMIT)
+#undef TMAKIT_EMIT
+}
+// ... .multicast::cluster: the same rows into every CTA of cta_mask (§10.1, H12).
+template <int N, TensorMapArg M>
+__device__ inline void load_im2col_multicast(void* dst, const M& m, const int32_t (&c)[N],
+                                             const uint16_t (&offsets)[N - 2], uint64_t* bar, uint16_t cta_mask) {
+#define TMAKIT_EMIT(DIM, C, O) \
+  TMAKIT_IM2COL_LOAD(DIM, C, O, ".shared::cluster", ".multicast::cluster", ", %11", , "h"(cta_mask))
+  TMAKIT_BY_IM2COL_RANK(TMAKIT_EMIT)
+#undef TMAKIT_EMIT
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_im2col_multicast(void* dst, const M& m, const int32_t (&c)[N],
+                                             const uint16_t (&offsets)[N - 2], uint64_t* bar, uint16_t cta_mask,
+                                             uint64_t policy) {
+#define TMAKIT_EMIT(DIM, C, O)                                                                               \
+  TMAKIT_IM2COL_LOAD(DIM, C, O, ".shared::cluster", ".multicast::cluster.L2::cache_hint", ", %11, %12", ,   \
+                     "h"(cta_mask), "l"(policy))
+  TMAKIT_BY_IM2COL_RANK(TMAKIT_EMIT)
+#undef TMAKIT_EMIT
+}
+#undef TMAKIT_IM2COL_LOAD
+
+// cp.async.bulk.prefetch.tensor.Nd.L2.global.im2col{.L2::cache_hint} (no completion, §2.7)
+template <int N, TensorMapArg M>
+__device__ inline void prefetch_im2col(const M& m, const int32_t (&c)[N], const uint16_t (&offsets)[N - 2]) {
+#define TMAKIT_EMIT(DIM, C, O)                                                                              \
+  asm volatile("cp.async.bulk.prefetch.tensor" DIM ".L2.global.im2col [%8, " C "], " O ";" ::TMAKIT_COORDS, \
+               TMAKIT_OFFSETS, "l"(map_ptr(m)) : "memory");
+  TMAKIT_BY_IM2COL_RANK(TMAKIT_EMIT)
+#undef TMAKIT_EMIT
+}
+template <int N, TensorMapArg M>
+__device__ inline void prefetch_im2col(const M& m, const int32_t (&c)[N], const uint16_t (&offsets)[N - 2],
+                                       uint64_t policy) {
+#define TMAKIT_EMIT(DIM, C, O)                                                                             \
+  asm volatile("cp.async.bulk.prefetch.tensor" DIM ".L2.global.im2col.L2::cache_hint [%8, " C "], " O   \
+               ", %9;" ::TMAKIT_COORDS, TMAKIT_OFFSETS, "l"(map_ptr(m)), "l"(policy) : "memory");
+  TMAKIT_BY_IM2COL_RANK(TMAKIT_EMIT)
+#undef TMAKIT_EMIT
+}
+#undef TMAKIT_BY_IM2COL_RANK
+#undef TMAKIT_OFFSETS
 
 // ---- tensor stores and reductions (shared::cta -> global, bulk_group) ---------
 
@@ -194,6 +271,64 @@ __device__ inline void reduce_tile(ptx::op_t<Op>, const M& m, const int32_t (&c)
 #undef TMAKIT_EMIT_OP
 }
 
+// ---- .im2col_no_offs stores and reductions (§4.3, §6.1) -------------------------
+// The load walk with offsets 0, shared::cta -> global, bulk_group. Coordinates
+// {c, w, (h), (d), n} (N = 3..5), non-negative (H14). Inline PTX: CCCL has tile
+// forms only. Operands: coordinates %0..%4, map %5, src %6, policy %7.
+#define TMAKIT_IM2COL_WRITE(HEAD, DIM, C, QUAL, TAIL, ...)                                            \
+  asm volatile(HEAD DIM ".global.shared::cta" QUAL " [%5, " C "], [%6]" TAIL ";" ::TMAKIT_COORDS,    \
+               "l"(map_ptr(m)), "r"(smem_addr(src)) __VA_ARGS__ : "memory");
+#define TMAKIT_IM2COL_BY_RANK(HEAD, QUAL, TAIL, ...)                                                  \
+  static_assert(N >= 3 && N <= 5, "im2col maps have rank 3..5 (NWC, NHWC, NDHWC, §4.1)");           \
+  if constexpr (N == 3) TMAKIT_IM2COL_WRITE(HEAD, ".3d", TMAKIT_C3, QUAL, TAIL, __VA_ARGS__)          \
+  else if constexpr (N == 4) TMAKIT_IM2COL_WRITE(HEAD, ".4d", TMAKIT_C4, QUAL, TAIL, __VA_ARGS__)     \
+  else TMAKIT_IM2COL_WRITE(HEAD, ".5d", TMAKIT_C5, QUAL, TAIL, __VA_ARGS__)
+
+// cp.async.bulk.tensor.Nd.global.shared::cta.im2col_no_offs.bulk_group{.L2::cache_hint}
+template <int N, TensorMapArg M>
+__device__ inline void store_im2col(const M& m, const int32_t (&c)[N], const void* src) {
+  const detail::Coords5 k = detail::pad5(c);
+  TMAKIT_IM2COL_BY_RANK("cp.async.bulk.tensor", ".im2col_no_offs.bulk_group", "", )
+}
+template <int N, TensorMapArg M>
+__device__ inline void store_im2col(const M& m, const int32_t (&c)[N], const void* src, uint64_t policy) {
+  const detail::Coords5 k = detail::pad5(c);
+  TMAKIT_IM2COL_BY_RANK("cp.async.bulk.tensor", ".im2col_no_offs.bulk_group.L2::cache_hint", ", %7", , "l"(policy))
+}
+
+// cp.reduce.async.bulk.tensor.Nd.global.shared::cta.OP.im2col_no_offs.bulk_group{.L2::cache_hint};
+// op and the map's element type as for reduce_tile (§6.1; INT64 and/or/xor fault, H7).
+#define TMAKIT_BY_RED_OP(EMIT_OP)                                                         \
+  if constexpr (Op == ptx::dot_op::add) EMIT_OP(".add")                                   \
+  else if constexpr (Op == ptx::dot_op::min) EMIT_OP(".min")                              \
+  else if constexpr (Op == ptx::dot_op::max) EMIT_OP(".max")                              \
+  else if constexpr (Op == ptx::dot_op::inc) EMIT_OP(".inc")                              \
+  else if constexpr (Op == ptx::dot_op::dec) EMIT_OP(".dec")                              \
+  else if constexpr (Op == ptx::dot_op::and_op) EMIT_OP(".and")                           \
+  else if constexpr (Op == ptx::dot_op::or_op) EMIT_OP(".or")                             \
+  else if constexpr (Op == ptx::dot_op::xor_op) EMIT_OP(".xor")                           \
+  else static_assert(detail::dependent_false<M>, "tensor reductions: add min max inc dec and or xor (§6.1)");
+template <ptx::dot_op Op, int N, TensorMapArg M>
+__device__ inline void reduce_im2col(ptx::op_t<Op>, const M& m, const int32_t (&c)[N], const void* src) {
+  const detail::Coords5 k = detail::pad5(c);
+#define TMAKIT_EMIT_OP(OP) { TMAKIT_IM2COL_BY_RANK("cp.reduce.async.bulk.tensor", OP ".im2col_no_offs.bulk_group", "", ) }
+  TMAKIT_BY_RED_OP(TMAKIT_EMIT_OP)
+#undef TMAKIT_EMIT_OP
+}
+template <ptx::dot_op Op, int N, TensorMapArg M>
+__device__ inline void reduce_im2col(ptx::op_t<Op>, const M& m, const int32_t (&c)[N], const void* src,
+                                     uint64_t policy) {
+  const detail::Coords5 k = detail::pad5(c);
+#define TMAKIT_EMIT_OP(OP)                                                                                        \
+  { TMAKIT_IM2COL_BY_RANK("cp.reduce.async.bulk.tensor", OP ".im2col_no_offs.bulk_group.L2::cache_hint", ", %7", \
+                          , "l"(policy)) }
+  TMAKIT_BY_RED_OP(TMAKIT_EMIT_OP)
+#undef TMAKIT_EMIT_OP
+}
+#undef TMAKIT_BY_RED_OP
+#undef TMAKIT_IM2COL_BY_RANK
+#undef TMAKIT_IM2COL_WRITE
+
 // ---- tensor prefetch (L2 hint, no completion, §2.7). Inline PTX: not in CCCL ----
 
 template <int N, TensorMapArg M>
@@ -211,26 +346,6 @@ __device__ inline void prefetch_tile(const M& m, const int32_t (&c)[N], uint64_t
                ::TMAKIT_COORDS, "l"(map_ptr(m)), "l"(policy) : "memory");
   TMAKIT_BY_RANK(TMAKIT_EMIT)
 #undef TMAKIT_EMIT
-}
-
-template <int N, TensorMapArg M>
-__device__ inline void prefetch_im2col(const M& m, const int32_t (&c)[N], const uint16_t (&offsets)[N - 2]) {
-  static_assert(N >= 3 && N <= 5, "im2col maps have rank 3..5");
-  if constexpr (N == 3)
-    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col [%0, {%1, %2, %3}], {%4};" ::"l"(map_ptr(m)),
-                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "h"(offsets[0])
-                 : "memory");
-  else if constexpr (N == 4)
-    asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col [%0, {%1, %2, %3, %4}], {%5, %6};" ::"l"(
-                     map_ptr(m)),
-                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "h"(offsets[0]), "h"(offsets[1])
-                 : "memory");
-  else
-    asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col [%0, {%1, %2, %3, %4, %5}], {%6, %7, %8};" ::"l"(
-                     map_ptr(m)),
-                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "h"(offsets[0]), "h"(offsets[1]),
-                 "h"(offsets[2])
-                 : "memory");
 }
 
 // ---- non-tensor bulk copies (§7) ---------------------------------------------

@@ -9,9 +9,15 @@
 //   PipeState s;                                          // each thread keeps its own
 //   producer: uint64_t* full = pipe.producer_acquire(s, map); load_tile(slot(s.stage), map, c, full); s.advance<3>();
 //   consumer: pipe.consumer_wait(s); ... read slot ...; pipe.consumer_release(s); s.advance<3>();
+//
+// Relay<Stages, Lag>: the load -> store pipeline of one thread (copies, split-K
+// reductions): item k is loaded into slot k % Stages and stored from that slot;
+// a slot is reloaded once its store has finished reading shared memory
+// (cp.async.bulk.wait_group.read, §9), so no consumer barriers are needed.
 #pragma once
 #include <cstdint>
 
+#include "tmakit/device/copy.cuh"
 #include "tmakit/device/map.cuh"
 #include "tmakit/device/mbarrier.cuh"
 
@@ -56,6 +62,75 @@ struct Pipeline {
     wait_parity(&full[s.stage], s.phase, armed_bytes);
   }
   __device__ void consumer_release(const PipeState& s) { arrive(&empty[s.stage]); }
+  // One arrival per warp instead of per thread (init(consumer_warps)): the whole
+  // warp must call it. Fewer arrivals on the empty barrier; the H100 transpose
+  // measurements (docs/benchmarks.md, GPU section) use this form.
+  __device__ void consumer_release_warp(const PipeState& s) {
+    __syncwarp();
+    if ((threadIdx.x & 31) == 0) arrive(&empty[s.stage]);
+  }
+};
+
+// Defaults measured on the H100 (docs/benchmarks.md, "GPU (H100)"): with 8-32 KiB
+// items, stage count (2-12) and lag (0-2) moved a relay copy by under 1%; what
+// moved it was the grid. A persistent grid (1-3 CTAs per SM) stays at 0.955x
+// cudaMemcpy; a non-persistent grid of items / kRelayItemsPerCta CTAs, several
+// resident per SM, matches cudaMemcpy.
+inline constexpr int kRelayStages = 4;
+inline constexpr int kRelayLag = 1;
+inline constexpr int kRelayItemsPerCta = 2;
+
+template <int Stages = kRelayStages, int Lag = kRelayLag>
+struct Relay {
+  static_assert(Stages >= 2, "a relay needs two slots to overlap a load with a store");
+  static_assert(Lag >= 0 && Lag < Stages, "Lag = stores still reading shared memory when a slot is reloaded");
+  uint64_t full[Stages];
+
+  // One thread (the one that calls run), before run.
+  __device__ void init() {
+    for (int i = 0; i < Stages; ++i) mbar_init(&full[i], 1);
+    fence_mbarrier_init();
+  }
+
+  // Moves items 0..n-1: load(k, slot, bar) issues item k's loads into `slot` on
+  // barrier `bar`, which run() has armed with `bytes` (the bytes those loads
+  // deliver, §2.3); store(k, slot) issues item k's stores or reductions from
+  // `slot`; run() commits each item's stores as one bulk group. Called once per
+  // init() by one thread; returns when every store has completed (wait_group 0).
+  template <class Load, class Store>
+  __device__ void run(uint32_t n, uint32_t bytes, Load&& load, Store&& store) {
+    const uint32_t pre = n < uint32_t(Stages) ? n : uint32_t(Stages);
+    for (uint32_t k = 0; k < pre; ++k) {
+      arrive_expect_tx(&full[k], bytes);
+      load(k, k, &full[k]);
+    }
+    uint32_t s = 0, phase = 0, old = 0;  // old = slot of item k - Lag
+    for (uint32_t k = 0; k < n; ++k) {
+      wait_parity(&full[s], phase, bytes);
+      store(k, s);
+      commit_group();
+      // Reload the slot of item j = k - Lag with item j + Stages once the store
+      // of item j has read it: at most Lag later groups may still be reading.
+      if (k + 1 > uint32_t(Lag)) {  // k >= Lag
+        if (k - Lag + Stages < n) {
+          wait_group_read<Lag>();
+          arrive_expect_tx(&full[old], bytes);
+          load(k - Lag + Stages, old, &full[old]);
+        }
+        if (++old == uint32_t(Stages)) old = 0;
+      }
+      if (++s == uint32_t(Stages)) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+    wait_group<0>();
+  }
+  // The same with the byte count of `loads` boxes of `m` per item.
+  template <class Load, class Store>
+  __device__ void run(uint32_t n, const MapHandle& m, uint32_t loads, Load&& load, Store&& store) {
+    run(n, m.box_bytes * loads, static_cast<Load&&>(load), static_cast<Store&&>(store));
+  }
 };
 
 }  // namespace tmakit::device
