@@ -66,6 +66,21 @@ __device__ void by_dim(const Step& s, F&& f) {
     default: { const int32_t c[5] = {s.c[0], s.c[1], s.c[2], s.c[3], s.c[4]}; f(c); break; }
   }
 }
+// im2col (dim 3..5, which the PTX front end enforces): f(c, offsets) with the
+// coordinates as `const int32_t (&)[dim]` and the im2colInfo as `const uint16_t (&)[dim - 2]`.
+template <class F>
+__device__ void by_dim_im2col(const Step& s, F&& f) {
+  switch (s.dim) {
+    case 3: { const int32_t c[3] = {s.c[0], s.c[1], s.c[2]}; const uint16_t o[1] = {s.off[0]}; f(c, o); break; }
+    case 4: { const int32_t c[4] = {s.c[0], s.c[1], s.c[2], s.c[3]}; const uint16_t o[2] = {s.off[0], s.off[1]}; f(c, o); break; }
+    default: {
+      const int32_t c[5] = {s.c[0], s.c[1], s.c[2], s.c[3], s.c[4]};
+      const uint16_t o[3] = {s.off[0], s.off[1], s.off[2]};
+      f(c, o);
+      break;
+    }
+  }
+}
 // Calls f(op) with s.red in spec::RedOp order: add min max inc dec and or xor (§6.1).
 template <class F>
 __device__ void by_red_op(uint8_t red, F&& f) {
@@ -83,7 +98,24 @@ __device__ void by_red_op(uint8_t red, F&& f) {
 
 // ---- tensor copies ----
 
+__device__ void im2col_load(const Step& s, const CUtensorMap& map, void* dst, uint64_t* bar) {
+  const bool hint = s.flags & kHint;
+  by_dim_im2col(s, [&](const auto& c, const auto& off) {
+    if (s.code == kTensorLoadCta) {
+      if (hint) dev::load_im2col(dst, map, c, off, bar, s.policy);
+      else dev::load_im2col(dst, map, c, off, bar);
+    } else if (s.flags & kMulticast) {
+      if (hint) dev::load_im2col_multicast(dst, map, c, off, bar, s.mask, s.policy);
+      else dev::load_im2col_multicast(dst, map, c, off, bar, s.mask);
+    } else {
+      if (hint) dev::load_im2col_cluster(dst, map, c, off, bar, s.policy);
+      else dev::load_im2col_cluster(dst, map, c, off, bar);
+    }
+  });
+}
+
 __device__ void tensor_load(const Step& s, const CUtensorMap& map, void* dst, uint64_t* bar) {
+  if (s.flags & kIm2col) return im2col_load(s, map, dst, bar);
   const bool hint = s.flags & kHint;
   by_dim(s, [&](const auto& c) {
     if (s.code == kTensorLoadCta) {
@@ -100,6 +132,11 @@ __device__ void tensor_load(const Step& s, const CUtensorMap& map, void* dst, ui
 }
 
 __device__ void tensor_store(const Step& s, const CUtensorMap& map, const void* src) {
+  if (s.flags & kIm2col)  // .im2col_no_offs (§4.3)
+    return by_dim_im2col(s, [&](const auto& c, const auto&) {
+      if (s.flags & kHint) dev::store_im2col(map, c, src, s.policy);
+      else dev::store_im2col(map, c, src);
+    });
   by_dim(s, [&](const auto& c) {
     if (s.flags & kHint) dev::store_tile(map, c, src, s.policy);
     else dev::store_tile(map, c, src);
@@ -108,6 +145,13 @@ __device__ void tensor_store(const Step& s, const CUtensorMap& map, const void* 
 
 // The element type is the map's (§6.1).
 __device__ void tensor_reduce(const Step& s, const CUtensorMap& map, const void* src) {
+  if (s.flags & kIm2col)  // .im2col_no_offs (§4.3, §6.1)
+    return by_red_op(s.red, [&](auto op) {
+      by_dim_im2col(s, [&](const auto& c, const auto&) {
+        if (s.flags & kHint) dev::reduce_im2col(op, map, c, src, s.policy);
+        else dev::reduce_im2col(op, map, c, src);
+      });
+    });
   by_red_op(s.red, [&](auto op) {
     by_dim(s, [&](const auto& c) {
       if (s.flags & kHint) dev::reduce_tile(op, map, c, src, s.policy);
@@ -117,6 +161,11 @@ __device__ void tensor_reduce(const Step& s, const CUtensorMap& map, const void*
 }
 
 __device__ void tensor_prefetch(const Step& s, const CUtensorMap& map) {
+  if (s.flags & kIm2col)
+    return by_dim_im2col(s, [&](const auto& c, const auto& off) {
+      if (s.flags & kHint) dev::prefetch_im2col(map, c, off, s.policy);
+      else dev::prefetch_im2col(map, c, off);
+    });
   by_dim(s, [&](const auto& c) {
     if (s.flags & kHint) dev::prefetch_tile(map, c, s.policy);
     else dev::prefetch_tile(map, c);

@@ -11,7 +11,7 @@ namespace tmakit::gpu::detail {
 
 enum Code : uint16_t {
   kNop = 0,          // fences the sequencer already provides, barrier.cluster (see docs/gpu-engine.md)
-  kTensorLoadCta,    // cp.async.bulk.tensor.Nd.shared::cta.global.tile.mbarrier::complete_tx::bytes
+  kTensorLoadCta,    // cp.async.bulk.tensor.Nd.shared::cta.global.tile.mbarrier::complete_tx::bytes (kIm2col: .im2col)
   kTensorLoadCluster,  // ... .shared::cluster.global ... (flag kMulticast adds .multicast::cluster)
   kTensorStore,      // cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group
   kTensorReduce,     // cp.reduce.async.bulk.tensor.Nd.global.shared::cta.OP.tile.bulk_group
@@ -52,6 +52,7 @@ enum Flag : uint16_t {
   kSpaceCluster = 1 << 9,  // fence.proxy.async.shared::cluster
   kSpaceGlobal = 1 << 10,  // fence.proxy.async.global
   kRelaxed = 1 << 11,      // .relaxed semantics (arrive / waits)
+  kIm2col = 1 << 12,       // tensor ops: .im2col (loads, prefetch; offsets in Step::off) or .im2col_no_offs
 };
 
 // Bulk reduction variants that ptxas accepts for sm_90 (§6.2).
@@ -117,6 +118,7 @@ struct Step {
   uint64_t value = 0;         // st value, parity, state
   uint64_t policy = 0;
   int32_t c[5] = {0, 0, 0, 0, 0};
+  uint16_t off[3] = {0, 0, 0};  // .im2col: the im2colInfo offsets {offW, (offH), (offD)} (§4.1)
 };
 
 // What the kernel reports (one word per launch, first writer wins).

@@ -246,6 +246,7 @@ class Translator {
         st.smem = shared_cta(inst.operand("addr"), cta, "addr", where);
         break;
       case Op::mbar_pending_count: unsupported("mbarrier.pending_count", where);
+      case Op::tensormap: unsupported(std::string(inst.form().opcode), where);
       case Op::fence:
         if (id == "fence.proxy.async") {
           st.code = kFenceProxyAsync;
@@ -280,8 +281,22 @@ class Translator {
 
   void tensor(const ptx::Instruction& inst, Step& st, int cta, const std::string& where) {
     const auto& sel = inst.sel;
-    if (sel.get("load_mode") != ".tile") unsupported(std::string(sel.get("load_mode")) + " tensor copies", where);
+    const std::string_view mode = sel.get("load_mode");
+    // sm_90 modes: .tile, .im2col (loads, prefetch), .im2col_no_offs (stores, reductions).
+    if (mode != ".tile" && mode != ".im2col" && mode != ".im2col_no_offs")
+      unsupported(std::string(mode) + " tensor copies", where);
     if (!sel.get("cta_group").empty()) unsupported(".cta_group (sm_100)", where);
+    if (mode != ".tile") st.flags |= kIm2col;
+    if (const ptx::Operand* info = inst.operand("im2colInfo"); info && mode == ".im2col") {
+      // 16-bit registers in PTX (§4.1): the value range per rank is the hardware's to judge.
+      if (info->elems.size() > 3) bad_operand("im2colInfo has more than 3 offsets", where);
+      for (size_t i = 0; i < info->elems.size(); ++i) {
+        Sym v = eval(info->elems[i], where);
+        if (v.kind != Sym::integer || v.v < 0 || v.v > 0xffff)
+          bad_operand("im2colInfo[" + std::to_string(i) + "] is not a .u16 value", where);
+        st.off[i] = static_cast<uint16_t>(v.v);
+      }
+    }
     const ptx::Operand& t = *inst.operand("[tensorMap, tensorCoords]");
     auto it = map_index_.find(t.map);
     if (it == map_index_.end()) bad_operand("`" + t.map + "` is not a tensor map of the scenario", where);

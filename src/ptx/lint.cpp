@@ -93,7 +93,9 @@ class Linter {
     auto [line, col] = s.position(offset);
     return where(line, col);
   }
-  void note(std::string message, std::string at) { out_.diags.push_back({Severity::note, "", std::move(message), std::move(at)}); }
+  void note(std::string message, std::string at) {
+    out_.diags.push_back({Severity::note, "", std::move(message), std::move(at)});
+  }
 
   // The target and PTX version to check against, once per module.
   bool resolve(const Module& m) {
@@ -104,8 +106,9 @@ class Linter {
     if (!target_) {
       out_.unusable = true;
       out_.diags.error("lint.no-target",
-                       m.target_text.empty() ? "the module has no `.target` directive; give --arch"
-                                             : "`.target " + m.target_text + "` is not a target tmakit knows (sm_90 and later); give --arch",
+                       m.target_text.empty()
+                           ? "the module has no `.target` directive; give --arch"
+                           : "`.target " + m.target_text + "` is not a target tmakit knows (sm_90 and later); give --arch",
                        where(std::max(m.target_line, 1), 1));
     }
     if (!version_) {
@@ -206,7 +209,8 @@ class Linter {
                        : "the module's `.target " + m.target_text + "` is here",
              where(std::max(m.target_line, 1), 1));
       } else if (x.rule == "ptx.ptx-version") {
-        if (inst.sel.get("dst") == ".shared::cta" && inst.form().op != spec::Op::tensormap && *version_ < inst.form().since)
+        const bool cta_dst = inst.sel.get("dst") == ".shared::cta" && inst.form().op != spec::Op::tensormap;
+        if (cta_dst && *version_ < inst.form().since)
           note("before PTX ISA " + inst.form().since.str() +
                    ", write `.shared::cluster`: an address in the executing CTA's shared memory is valid there too",
                where(s, mn_offset));
@@ -327,8 +331,8 @@ LintResult lint_module(std::string_view text, const std::string& file, const Lin
     if (!options.arch && !m.target) out.unusable = true;
     if (!options.version && !m.version) out.unusable = true;
     if (out.unusable)
-      out.diags.error("lint.no-target", "the module names no known `.target` and `.version`; give --arch and --ptx-version",
-                      file + ":1:1");
+      out.diags.error("lint.no-target",
+                      "the module names no known `.target` and `.version`; give --arch and --ptx-version", file + ":1:1");
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // blocks and labels, and recording declarations with their types.
 #include "tmakit/ptx/module.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 
@@ -69,8 +70,8 @@ void declare(std::string_view decl, SymbolTable& table, int line) {
     std::string_view name = w;
     if (auto lt = name.find('<'); lt != std::string_view::npos) {
       int count = 0;
-      auto gt = name.find('>', lt);
-      auto r = std::from_chars(name.data() + lt + 1, name.data() + (gt == std::string_view::npos ? name.size() : gt), count);
+      const size_t gt = std::min(name.find('>', lt), name.size());
+      auto r = std::from_chars(name.data() + lt + 1, name.data() + gt, count);
       if (r.ec == std::errc{}) table.declare_range(std::string(name.substr(0, lt)), count, sym);
       continue;
     }
@@ -266,7 +267,8 @@ class Reader {
       m_.version_line = cur_line_;
       if (w.size() > 1) m_.version = spec::parse_ptx_version(w[1]);
       if (!m_.version)
-        diags_.error("module.version", "`" + std::string(s) + "` does not name a PTX ISA version", at(cur_line_, cur_col_));
+        diags_.error("module.version", "`" + std::string(s) + "` does not name a PTX ISA version",
+                     at(cur_line_, cur_col_));
     } else if (w[0] == ".target") {
       m_.target_line = cur_line_;
       m_.target_text = w.size() > 1 ? std::string(w[1]) : "";

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -377,4 +378,24 @@ TEST(Printer, SeedExamplesReprintUpToOrderAndSpacing) {
     ++checked;
   }
   EXPECT_GE(checked, 25);
+}
+
+// Random edits of a module never crash the reader or the linter, and every diagnostic has a place.
+TEST(Lint, SurvivesGarbage) {
+  const std::string base = module(kStore + kTmaStore + kCommit + kTmaLoad + "$L1:\n  @%p1 bra $L1;\n");
+  const std::string alphabet = "[]{}(),;.:_@!+-0x9aZ%/*\"\n \t<>=";
+  std::mt19937 rng(3);
+  for (int i = 0; i < 3000; ++i) {
+    std::string s = base;
+    for (int e = 1 + rng() % 6; e > 0; --e) {
+      size_t pos = rng() % (s.size() + 1);
+      switch (rng() % 3) {
+        case 0: if (pos < s.size()) s.erase(pos, 1 + rng() % 8); break;
+        case 1: s.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+        case 2: if (pos < s.size()) s[pos] = static_cast<char>(rng() % 256); break;
+      }
+    }
+    auto r = lint(s);
+    for (const auto& d : r.diags) EXPECT_EQ(d.where.rfind("t.ptx:", 0), 0u) << format(d);
+  }
 }

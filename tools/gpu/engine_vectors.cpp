@@ -12,13 +12,22 @@
 //     and/or/xor reductions), runs them on the GPU and writes every one the
 //     hardware answers with a fault as OUTDIR/<id>.json =
 //     {"format": "tmakit-vector/1", "device", "hazard", "scenario", "expected_fault", "gpu_message"}.
+//   engine_vectors record KIND OUTDIR [COUNT SEED]
+//     KIND im2col_load, im2col_store (COUNT random cases from SEED, cases.hpp) or
+//     questions (the §14 scenarios): runs them on the GPU engine and writes
+//     OUTDIR/<id>.json = {"format", "device", ("question", "title",) "scenario",
+//     "expected" (hex per output)} or, when the GPU faulted or hung,
+//     "expected_fault" + "gpu_message"; prints how the model compares.
+//     ENGINE_VECTORS_DRY=1 (no GPU): the model's answer stands in (tests the generators).
 // The parent never initialises CUDA: all GPU work is in the engine's forked worker.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
+#include <optional>
 
+#include "cases.hpp"
 #include "map_json.hpp"
 #include "tmakit/gpu/engine.hpp"
 #include "vector_common.hpp"
@@ -303,12 +312,104 @@ int faults(const std::string& outdir, int per_kind, uint64_t seed) {
   return 0;
 }
 
+std::string hex_of(const std::vector<uint8_t>& b) { return gpu_tools::hex(b); }
+
+int record(const std::string& kind, const std::string& outdir, int count, uint64_t seed) {
+  std::vector<gpu_tools::Case> cases;
+  if (kind == "questions") cases = gpu_tools::question_cases();
+  else if (kind == "im2col_load") cases = gpu_tools::im2col_load_cases(count, seed);
+  else if (kind == "im2col_store") cases = gpu_tools::im2col_store_cases(count, seed);
+  else {
+    std::fprintf(stderr, "record: unknown kind %s (im2col_load, im2col_store, questions)\n", kind.c_str());
+    return 2;
+  }
+  const bool dry = std::getenv("ENGINE_VECTORS_DRY") != nullptr;
+  struct Item {
+    const gpu_tools::Case* c;
+    scenario::Scenario s;
+    std::optional<scenario::RunResult> model;
+    std::string model_rule;
+  };
+  std::vector<Item> items;
+  for (const auto& c : cases) {
+    Item it{&c, {}, {}, {}};
+    try {
+      it.s = scenario::from_json(c.scenario, ".");
+      gpu::check_supported(it.s);
+    } catch (const DiagnosticError& e) {
+      std::printf("%s: not run: %s\n", c.id.c_str(), format(e.diagnostic()).c_str());
+      continue;
+    }
+    try {
+      it.model = scenario::run(it.s);
+    } catch (const DiagnosticError& e) {
+      it.model_rule = e.diagnostic().rule + ": " + e.diagnostic().message;
+    }
+    items.push_back(std::move(it));
+  }
+  std::vector<gpu::GpuOutcome> out;
+  if (dry) {
+    for (const auto& it : items) {
+      gpu::GpuOutcome g;
+      g.device = "dry run (the model's bytes)";
+      if (it.model) g.kind = gpu::GpuOutcome::Kind::ok, g.outputs = it.model->outputs;
+      else g.kind = gpu::GpuOutcome::Kind::fault, g.fault = "dry-run-model-refused", g.message = it.model_rule;
+      out.push_back(g);
+    }
+  } else {
+    std::vector<scenario::Scenario> batch;
+    for (const auto& it : items) batch.push_back(it.s);
+    out = gpu::run(batch);
+  }
+  fs::create_directories(outdir);
+  std::map<std::string, int> tally;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Item& it = items[i];
+    const gpu::GpuOutcome& g = out[i];
+    json v = {{"format", "tmakit-vector/1"}, {"device", g.device}};
+    if (!it.c->question.empty()) v["question"] = it.c->question, v["title"] = it.c->title;
+    v["scenario"] = it.c->scenario;
+    std::string gpu_says, model_says;
+    if (g.kind == gpu::GpuOutcome::Kind::ok) {
+      json expected = json::object();
+      for (const auto& [name, bytes] : g.outputs) expected[name] = hex_of(bytes);
+      v["expected"] = expected;
+      gpu_says = "ok";
+      if (!it.model) {
+        model_says = "model refused: " + it.model_rule;
+      } else {
+        long d = -1;
+        std::string where;
+        for (size_t k = 0; k < g.outputs.size() && d < 0; ++k)
+          if ((d = first_diff(it.model->outputs[k].second, g.outputs[k].second)) >= 0) where = g.outputs[k].first;
+        model_says = d < 0 ? "model agrees" : "model differs: output " + where + " byte " + std::to_string(d);
+      }
+    } else {
+      const std::string fault = g.kind == gpu::GpuOutcome::Kind::hang ? "hang"
+                                : g.kind == gpu::GpuOutcome::Kind::driver_refused ? "driver-refused"
+                                : g.kind == gpu::GpuOutcome::Kind::error ? "error" : g.fault;
+      v["expected_fault"] = fault;
+      v["gpu_message"] = g.message;
+      gpu_says = fault;
+      model_says = it.model ? "model ran it" : "model refused: " + it.model_rule;
+    }
+    ++tally[gpu_says + " / " + model_says.substr(0, model_says.find(':'))];
+    std::printf("%s: gpu %s; %s\n", it.c->id.c_str(), gpu_says.c_str(), model_says.c_str());
+    std::ofstream(fs::path(outdir) / (it.c->id + ".json")) << v.dump(1) << "\n";
+  }
+  for (const auto& [k, n] : tally) std::printf("summary %s: %s x%d\n", kind.c_str(), k.c_str(), n);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string cmd = argc > 1 ? argv[1] : "";
   if (cmd == "replay" && argc > 2) return replay(std::vector<std::string>(argv + 2, argv + argc));
   if (cmd == "faults" && argc == 5) return faults(argv[2], std::atoi(argv[3]), std::strtoull(argv[4], nullptr, 0));
-  std::fprintf(stderr, "usage: %s replay VECTOR.json... | faults OUTDIR PER_KIND SEED\n", argv[0]);
+  if (cmd == "record" && (argc == 4 || argc == 6))
+    return record(argv[2], argv[3], argc == 6 ? std::atoi(argv[4]) : 0, argc == 6 ? std::strtoull(argv[5], nullptr, 0) : 0);
+  std::fprintf(stderr, "usage: %s replay VECTOR.json... | faults OUTDIR PER_KIND SEED | record KIND OUTDIR [COUNT SEED]\n",
+               argv[0]);
   return 2;
 }

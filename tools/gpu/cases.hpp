@@ -1,0 +1,53 @@
+// Scenario generators for `engine_vectors record` (docs/hardware-notes.md): random
+// im2col loads and stores/reductions (im2col_cases.cpp) and the §14 question
+// scenarios (question_cases.cpp). Each case is a scenario (scenario-format.md)
+// that the GPU engine runs; engine_vectors writes the hardware's answer next to it.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tmakit/tensor_map/tensor_map.hpp"
+
+namespace tmakit::gpu_tools {
+
+struct Case {
+  std::string id;        // file stem
+  std::string question;  // "Q13" etc. (question cases only)
+  std::string title;     // what the case asks (question cases only)
+  nlohmann::json scenario;
+};
+
+std::vector<Case> im2col_load_cases(int count, uint64_t seed);
+std::vector<Case> im2col_store_cases(int count, uint64_t seed);
+std::vector<Case> question_cases();
+
+// A scenario under construction: one global allocation per add_global, shared
+// regions, symbols and steps, in the JSON form of scenario-format.md.
+class ScenarioJson {
+ public:
+  explicit ScenarioJson(uint32_t shared_bytes, int ctas = 1);
+  void add_global(const std::string& name, uint64_t bytes, nlohmann::json init);
+  void add_map(const std::string& name, const tensor_map::TensorMap& m, const std::string& global, uint64_t offset = 0);
+  void add_shared_init(int cta, uint32_t offset, uint32_t bytes, nlohmann::json init);
+  void sym(const std::string& name, nlohmann::json v) { j_["symbols"][name] = std::move(v); }
+  void step(const std::string& ptx) { j_["program"].push_back(ptx); }
+  void step(int cta, int thread, const std::string& ptx) {
+    j_["program"].push_back({{"cta", cta}, {"thread", thread}, {"ptx", ptx}});
+  }
+  void out_shared(const std::string& name, int cta, uint32_t offset, uint32_t bytes);
+  void out_global(const std::string& name, const std::string& global);
+  nlohmann::json json() const { return j_; }
+
+ private:
+  nlohmann::json j_;
+};
+
+// "{c0, c1, ...}" for symbols named PREFIX0.. (coordinates) or literal values.
+std::string coord_list(const std::vector<int64_t>& v);
+std::string dim_suffix(int rank);  // ".3d"
+// The mbarrier program of a one-CTA load: init, fence, arrive.expect_tx(tx), COPY, try_wait.
+void load_steps(ScenarioJson& s, const std::string& copy, uint64_t tx, const std::string& mbar = "mbar");
+
+}  // namespace tmakit::gpu_tools
