@@ -12,6 +12,7 @@
 #include "cases.hpp"
 #include "map_json.hpp"
 #include "tmakit/spec/target.hpp"
+#include "vector_common.hpp"
 
 namespace tmakit::gpu_tools {
 namespace {

@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "map_input.hpp"
+#include "tmakit/model/swizzle.hpp"
 #include "tmakit/tensor_map/json.hpp"
 #include "tmakit/tensor_map/tensor_map.hpp"
 
@@ -52,22 +53,6 @@ std::string describe(const tm::TensorMap& m) {
                          tm::name(m.l2_promotion), tm::name(m.oob_fill), m.global_address);
 }
 
-// §3.1 (and §3.4's [I] bit mappings for the sm_100 ATOM modes). An involution, so
-// applying it to a physical address gives the logical one. The model has its own.
-uint64_t swizzle_address(tm::Swizzle s, uint64_t a) {
-  uint64_t line = a >> 7;
-  switch (s) {
-    case tm::Swizzle::none: return a;
-    case tm::Swizzle::b32: return a ^ ((line & 1) << 4);
-    case tm::Swizzle::b64: return a ^ ((line & 3) << 4);
-    case tm::Swizzle::b128: return a ^ ((line & 7) << 4);
-    case tm::Swizzle::b128_atom_32b: return a ^ ((line & 3) << 5);
-    case tm::Swizzle::b128_atom_32b_flip_8b: return a ^ ((line & 3) << 5) ^ ((line & 1) << 3);
-    case tm::Swizzle::b128_atom_64b: return a ^ ((line & 1) << 6);
-  }
-  return a;
-}
-
 // Tensor coordinates (relative to the start coordinates) of box row r, dimension 1 up.
 std::string row_coordinates(const tm::TensorMap& m, uint64_t r) {
   if (m.encode != tm::Encode::tiled) return fmt::format("p{}", r);
@@ -96,7 +81,8 @@ std::string chunk_text(const tm::TensorMap& m, uint64_t base, uint64_t off) {
     cell += (cell.empty() ? "" : "|") + ("(" + x + (rc.empty() ? "" : "," + rc) + ")");
   };
   for (uint64_t b = 0; b < 16; ++b) {
-    uint64_t logical = swizzle_address(m.swizzle, base + off + b) - base;
+    // The model's swizzle (§3) is an involution: applied to a physical offset it gives the logical one.
+    uint64_t logical = model::swizzle_address(m.swizzle, static_cast<uint32_t>(base + off + b)) - base;
     uint64_t row = logical / pitch, col = logical % pitch;
     if (row >= rows || col >= row_bytes) continue;
     uint64_t k_lo = col * 8 / bits, k_hi = (col * 8 + 7) / bits;
