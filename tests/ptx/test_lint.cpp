@@ -12,6 +12,8 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "seed_examples.hpp"
 #include "tmakit/ptx/instruction.hpp"

@@ -63,3 +63,7 @@ TEST(HardwareVectors, TileStore) { replay("tile_store", 250); }
 TEST(HardwareVectors, TileReduce) { replay("tile_reduce", 300); }
 TEST(HardwareVectors, BulkCopy) { replay("bulk_copy", 100); }
 TEST(HardwareVectors, Multicast) { replay("multicast", 100); }
+// im2col loads (ranks 3-5, every plain type, .shared::cta/.shared::cluster/hinted/multicast)
+// and .im2col_no_offs stores and reductions, recorded through the GPU engine.
+TEST(HardwareVectors, Im2colLoad) { replay("im2col_load", 150); }
+TEST(HardwareVectors, Im2colStore) { replay("im2col_store", 60); }

@@ -124,7 +124,8 @@ Case make_load(int idx, uint64_t seed) {
   // Channel start on its 16-byte granule (H9-like; a misaligned start is question Q19's),
   // inside C, past it, or below 0 (OOB channels, Q19 decision 3).
   const int r = irand(0, 9);
-  c[0] = r < 7 ? q * irand(0, std::max(0, int(m.dims[0]) - 1) / q) : r < 9 ? q * (int(m.dims[0]) / q + irand(0, 1)) : -q * irand(1, 2);
+  c[0] = r < 4 ? 0 : r < 7 ? q * irand(0, std::max(0, int(m.dims[0]) - 1) / q)
+                   : r < 9 ? q * (int(m.dims[0]) / q + irand(0, 1)) : -q * irand(1, 2);
   for (int k = 0; k + 2 < rank; ++k) c[k + 1] = random_base(m, k);
   c[rank - 1] = chance(0.15) ? int(m.dims[rank - 1]) + irand(0, 1) : chance(0.05) ? -1 : irand(0, int(m.dims[rank - 1]) - 1);
   std::vector<int64_t> off(rank - 2);
@@ -147,8 +148,12 @@ Case make_load(int idx, uint64_t seed) {
   if (hint) s.sym("policy", hex_sym(form == 6 ? 0x12F0000000000000ull : 0x14F0000000000000ull));
   const std::string dspace = form <= 3 || form == 8 ? ".shared::cta" : ".shared::cluster";
   const std::string head = "cp.async.bulk.tensor" + dim_suffix(rank) + dspace + ".global.im2col.mbarrier::complete_tx::bytes";
-  if (chance(0.2))  // an im2col prefetch first (no effect on the bytes, §2.7)
-    s.step("cp.async.bulk.prefetch.tensor" + dim_suffix(rank) + ".L2.global.im2col " + operand + ", " + info + ";");
+  if (chance(0.2)) {  // an im2col prefetch first (no effect on the bytes, §2.7), sometimes hinted
+    const bool pf_hint = chance(0.5);
+    if (pf_hint) s.sym("pf_policy", hex_sym(0x14F0000000000000ull));
+    s.step("cp.async.bulk.prefetch.tensor" + dim_suffix(rank) + ".L2.global.im2col" + (pf_hint ? ".L2::cache_hint " : " ") +
+           operand + ", " + info + (pf_hint ? ", pf_policy;" : ";"));
+  }
   if (form == 9) {  // multicast from rank 0 to a random non-empty mask (H12)
     const int mask = irand(1, 3);
     s.sym("ctaMask", mask);
