@@ -1,4 +1,4 @@
-// The instructions in the "Examples" blocks of the seed pages (../shared/seeds), shared by
+// The instructions in the "Examples" blocks of the seed pages (tests/seeds, copied from the project's seed pages), shared by
 // the parser, printer and lint tests.
 #pragma once
 #include <filesystem>
@@ -9,8 +9,9 @@
 // The instructions in the "Examples" blocks of the seed pages (multi-line ones joined).
 inline std::vector<std::string> seed_examples() {
   std::vector<std::string> out;
-  auto dir = std::filesystem::path(TMAKIT_SOURCE_DIR) / ".." / "shared" / "seeds";
+  auto dir = std::filesystem::path(TMAKIT_SOURCE_DIR) / "tests" / "seeds";
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".txt") continue;  // the pages, not tests/seeds/README.md
     std::ifstream in(e.path());
     std::string line, cur;
     bool in_examples = false, in_code = false;

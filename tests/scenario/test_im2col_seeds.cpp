@@ -1,4 +1,4 @@
-// Every im2col-mode example of the PTX seed pages (../shared/seeds, their "Examples"
+// Every im2col-mode example of the PTX seed pages (tests/seeds, their "Examples"
 // blocks) runs as a scenario with suitable symbols, maps and barriers: loads complete
 // their barrier with the byte count of §4.2 / §4.4 and land the pixel the walk names
 // in row 0; prefetches are checked and have no effect; the reduce example's `.im2col`
@@ -24,7 +24,8 @@ namespace {
 // (the reduce page's last example has none: it ends at its code block).
 std::vector<std::string> im2col_seed_examples() {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(fs::path(TMAKIT_SOURCE_DIR) / ".." / "shared" / "seeds")) {
+  for (const auto& e : fs::directory_iterator(fs::path(TMAKIT_SOURCE_DIR) / "tests" / "seeds")) {
+    if (e.path().extension() != ".txt") continue;  // the pages, not tests/seeds/README.md
     std::ifstream in(e.path());
     std::string line, text;
     bool examples = false, code = false;

@@ -1,5 +1,5 @@
 // Acceptance for the sm_100 modes and clusters: every example of the seed pages
-// (shared/seeds, "Examples" blocks) that uses .tile::gather4, .tile::scatter4,
+// (tests/seeds, "Examples" blocks) that uses .tile::gather4, .tile::scatter4,
 // .cta_group, .cp_mask or .multicast::cluster runs as a scenario with suitable
 // symbols and produces the bytes a reference written here predicts; the
 // sm_100-only forms are accepted for sm_100a and refused for sm_90a with the rule
