@@ -14,6 +14,12 @@
 #                           sample and examples/, engine_vectors replay over every
 #                           recorded vector, engine_vectors faults; results under $OUT.
 #   scripts/gpu.sh unpack-faults DIR   here: DIR/faults.tar.gz -> tests/vectors/faults/.
+# Hardware truth (docs/hardware-notes.md, "§14 answers"):
+#   scripts/gpu.sh truth    on the GPU machine: the GPU tests, `engine`, then
+#                           `engine_vectors record` of the im2col categories and the
+#                           §14 question scenarios; results under $OUT (truth-vectors.tar.gz).
+#                           Carry .gpubuild/{engine,lib,sample,tests}.
+#   scripts/gpu.sh unpack-truth DIR    here: DIR/truth-vectors.tar.gz -> tests/vectors/{im2col_load,im2col_store,questions}/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -37,7 +43,10 @@ build() {
   strip -o "$ROOT/.gpubuild/engine/tmakit" "$B/tools/tmakit/tmakit"
   strip -o "$ROOT/.gpubuild/engine/engine_vectors" "$B/src/gpu/engine_vectors"
   cp -L "$(ldd "$B/tools/tmakit/tmakit" | awk '/libfmt/ {print $3}')" "$ROOT/.gpubuild/lib/"
-  ls -la "$BIN" "$ROOT/.gpubuild/engine"
+  # The two GPU tests, stripped, for `truth` (.gpubuild/bin is too big to carry).
+  mkdir -p "$ROOT/.gpubuild/tests"
+  for t in gpu_test_device_library gpu_test_debug_wait; do strip -o "$ROOT/.gpubuild/tests/$t" "$B/src/gpu/$t"; done
+  ls -la "$BIN" "$ROOT/.gpubuild/engine" "$ROOT/.gpubuild/tests"
 }
 
 sample() {
@@ -85,6 +94,51 @@ unpack_faults() {
   rm -rf "$ROOT/tests/vectors/faults"
   mkdir -p "$ROOT/tests/vectors/faults"
   tar -C "$ROOT/tests/vectors/faults" -xzf "$1/faults.tar.gz"
+}
+
+# im2col categories (COUNT random cases, SEED) and the §14 questions, recorded through the GPU engine.
+TRUTH_CATEGORIES="im2col_load:160:31 im2col_store:80:32"
+
+truth() {
+  local out=${OUT:-$ROOT/gpu-out}
+  local T=$ROOT/.gpubuild/tests
+  mkdir -p "$out"
+  exec > >(tee "$out/truth-log.txt") 2>&1
+  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
+  echo "== GPU tests"
+  timeout 120 "$T/gpu_test_device_library"; echo "gpu_test_device_library exit $?"
+  timeout 60 "$T/gpu_test_debug_wait" | tee /tmp/debug_wait.txt
+  grep -q "tmakit: mbarrier stuck" /tmp/debug_wait.txt && echo "PASS debug wait printed the barrier" ||
+    echo "FAIL debug wait printed nothing"
+  echo "== engine (its log: engine-log.txt)"
+  (engine) >/dev/null 2>&1
+  sleep 2  # the tee of engine-log.txt may still be writing
+  grep -E "^ +[0-9]+ both:|^total|^summary|gpu = recorded|real" "$out/engine-log.txt"
+  echo "== engine_vectors record"
+  export LD_LIBRARY_PATH=$ROOT/.gpubuild/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  local vec=/tmp/truth
+  rm -rf "$vec"; mkdir -p "$vec"
+  for spec in $TRUTH_CATEGORIES; do
+    IFS=: read -r cat n seed <<<"$spec"
+    time timeout 200 "$ROOT/.gpubuild/engine/engine_vectors" record "$cat" "$vec/$cat" "$n" "$seed" >"$vec/$cat.txt" 2>&1
+    grep -v "model agrees" "$vec/$cat.txt" | tail -40
+  done
+  time timeout 200 "$ROOT/.gpubuild/engine/engine_vectors" record questions "$vec/questions" >"$vec/questions.txt" 2>&1
+  cat "$vec/questions.txt"
+  tar -C "$vec" -czf "$out/truth-vectors.tar.gz" .
+}
+
+unpack_truth() {
+  local tmp
+  tmp=$(mktemp -d)
+  tar -C "$tmp" -xzf "$1/truth-vectors.tar.gz"
+  for c in im2col_load im2col_store questions; do
+    rm -rf "$ROOT/tests/vectors/$c"
+    cp -r "$tmp/$c" "$ROOT/tests/vectors/$c"
+  done
+  mkdir -p "$ROOT/tests/vectors/logs"
+  cat "$tmp"/*.txt >"$ROOT/tests/vectors/logs/truth-record.log"
+  rm -rf "$tmp"
 }
 
 # One category, resuming after a faulting case (exit 3) at most 5 times.
@@ -143,5 +197,7 @@ case "${1:-}" in
   sample) sample ;;
   engine) engine ;;
   unpack-faults) unpack_faults "$2" ;;
-  *) echo "usage: $0 build | device | unpack DIR | sample | engine | unpack-faults DIR" >&2; exit 2 ;;
+  truth) truth ;;
+  unpack-truth) unpack_truth "$2" ;;
+  *) echo "usage: $0 build | device | unpack DIR | sample | engine | unpack-faults DIR | truth | unpack-truth DIR" >&2; exit 2 ;;
 esac

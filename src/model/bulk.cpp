@@ -105,11 +105,12 @@ void Engine::bulk_reduce(const ptx::Instruction& inst, int cta, int thread, cons
   const uint64_t n = static_cast<uint64_t>(size);
   auto op_kind = *spec::parse_red_op(inst.sel.get("redOp").substr(1));
   auto type = *spec::parse_red_type(inst.sel.get("type").substr(1));
-  // §6.3: the non-tensor global f32 add flushes subnormal inputs and results, like red.global.add.f32.
-  if (type == spec::RedType::f32 && id == "bulk-reduce.global.shared::cta") type = spec::RedType::f32_ftz;
+  // The H100 keeps subnormal inputs and results of the non-tensor global .add.f32
+  // (tests/vectors/questions/q17_bulk_add_f32), although §6.3 read PTX as flushing them.
   uint32_t src = shared_cta_address(*inst.operand("srcMem"), cta, "srcMem", where);
   Op op;
   op.desc = where + " " + spec::canonical_mnemonic(inst.sel);
+  op.atomic = true;  // per-element atomic updates (§6.3)
   const size_t count = n / static_cast<uint64_t>(spec::red_type_bytes(type));
   auto captured = std::make_shared<std::vector<uint8_t>>();
   op.read = [this, captured, cta, src, n] {

@@ -1,5 +1,5 @@
 // im2col walks (§4, H11): the filter base steps along W, wrapping to the lower
-// corner and carrying into H, D and N; each step fills one shared row with the
+// corner and carrying into H, D and N (by N's element stride); each step fills one shared row with the
 // channels of one input pixel. The contract is in im2col.hpp.
 #include "tmakit/model/im2col.hpp"
 
@@ -52,6 +52,7 @@ struct Geometry {
   uint64_t address;
   int64_t C, N;
   uint64_t n_stride;
+  int64_t n_step;  // elementStrides[rank - 1]: the carry into n steps by it (im2col_load/0080)
   std::array<int64_t, 3> size{}, lower{}, upper{}, step{}, off{};
   std::array<uint64_t, 3> stride{};
   int64_t w_shift;                       // ::w modes: wOffset (§4.4); 0 for .im2col
@@ -79,9 +80,16 @@ Geometry make_geometry(const TensorMap& m, std::span<const int32_t> coords, cons
   g.eb = tensor_map::is_packed(m.data_type) ? 0 : tensor_map::element_bytes(m.data_type);
   if (g.eb == 0)
     unsupported(fmt::format("data type {} is a packed type (sm_100+, §2.5)", tensor_map::name(m.data_type)));
-  // Q19: how an interleaved (NC/8HWC8) tensor maps onto the walk is unmeasured.
-  if (m.interleave != tensor_map::Interleave::none)
-    unsupported(fmt::format("interleave {} im2col walks are not modelled (Q19 open)", tensor_map::name(m.interleave)));
+  // Q19, Q26: with C inside one interleave slice (16 or 32 bytes) the H100 walks exactly as
+  // without interleave (tests/vectors/questions/q19_interleave16, q26_im2col_interleave32);
+  // with more slices it does something else (q26_im2col_interleave16_c16): not modelled.
+  if (m.interleave != tensor_map::Interleave::none) {
+    const uint64_t slice = m.interleave == tensor_map::Interleave::b16 ? 16 : 32;
+    if (m.dims[0] * uint64_t(g.eb) > slice)
+      unsupported(fmt::format("interleave {} im2col walks with C = {} ({} bytes) spanning more than one {}-byte slice "
+                              "are not modelled (Q26 open)",
+                              tensor_map::name(m.interleave), m.dims[0], m.dims[0] * uint64_t(g.eb), slice));
+  }
   g.cpp = m.channels_per_pixel;
   if (g.cpp < 1 || g.cpp > kMaxChannels)
     unsupported(fmt::format("channels_per_pixel = {} is outside 1..256 (§1.4)", g.cpp));
@@ -95,6 +103,9 @@ Geometry make_geometry(const TensorMap& m, std::span<const int32_t> coords, cons
   g.C = int64_t(m.dims[0]);
   g.N = int64_t(m.dims[m.rank - 1]);
   g.n_stride = m.stride_bytes(m.rank - 1);
+  g.n_step = m.element_strides[m.rank - 1];
+  if (g.n_step < 1 || g.n_step > kMaxElementStride)
+    unsupported(fmt::format("element_strides[{}] = {} is outside 1..8 (§1.3)", m.rank - 1, g.n_step));
   for (int k = 0; k < g.spatial; ++k) {
     g.size[k] = int64_t(m.dims[k + 1]);
     g.stride[k] = m.stride_bytes(k + 1);
@@ -156,7 +167,9 @@ void advance(const Geometry& g, std::array<int64_t, 3>& base, int64_t& n) {
     if (base[k] <= g.size[k] - 1 + g.upper[k]) return;
     base[k] = g.lower[k];
   }
-  n += 1;  // N is never strided
+  // The H100 steps n by elementStrides[rank - 1], not by 1 as §4.2 step 3 assumed
+  // (tests/vectors/im2col_load/0080: N = 3, stride 2, a W wrap from n = 1 lands on n = 3, OOB).
+  n += g.n_step;
 }
 
 // Calls f(row) for every shared row in order: main rows, with halo rows after each group.

@@ -82,8 +82,13 @@ uint32_t f32_op(RedOp op, uint32_t db, uint32_t sb, bool ftz) {
 uint64_t f64_op(RedOp op, uint64_t db, uint64_t sb) {
   const double d = std::bit_cast<double>(db), s = std::bit_cast<double>(sb);
   if (op == RedOp::add) {
+    // The H100 returns a NaN operand's bits unchanged (signalling ones too), the source's
+    // before the destination's, and 0xFFF8000000000000 for inf + -inf
+    // (tests/vectors/questions/q17_bulk_add_f64_nan_pairs, q17_tensor_add_float64_nan_pairs).
+    if (std::isnan(s)) return sb;
+    if (std::isnan(d)) return db;
     const double r = d + s;  // RNE (§6.3)
-    return std::isnan(r) ? kF64NaN : std::bit_cast<uint64_t>(r);
+    return std::isnan(r) ? kF64AddInvalid : std::bit_cast<uint64_t>(r);
   }
   if (op == RedOp::min || op == RedOp::max)
     return float_minmax<uint64_t>(op == RedOp::max, db, d, std::isnan(d), sb, s, std::isnan(s),

@@ -172,6 +172,7 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
       fail("tensor.reduce-int64-bitwise", "." + std::string(spec::name(*red)) +
                                               " on an int64 map raises an illegal instruction on sm_90 (H7)", where);
   }
+  op.atomic = red.has_value();
   // The engine captures the source at read time; swizzle follows absolute address bits,
   // so the capture keeps the 1024-byte phase of the source offset.
   const uint32_t base = src & ~1023u;

@@ -42,9 +42,12 @@ Diagnostics check_coordinates(const TensorMap& map, std::span<const int32_t> coo
                             direction_name(dir), i, coords[i]),
                 fmt::format("coords[{}]", i));
 
-  // §2.1 item 6, H9: tiled loads and stores die unless c[0] × elemBytes ≡ 0 (mod 16).
-  // Prefetches were not measured and have no architectural effect (§2.7): not checked.
-  if (map.encode == Encode::tiled && dir != Direction::prefetch) {
+  // §2.1 item 6, H9: loads, stores and prefetches of tiled and im2col maps die unless
+  // c[0] × elemBytes ≡ 0 (mod 16): the H100 also faulted an im2col load whose channel
+  // start is 8 bytes and a tile prefetch with c[0] = 3 bytes (illegal instruction,
+  // tests/vectors/questions/q19_channel_misaligned, q21_prefetch_misaligned).
+  // im2col_wide maps (sm_100) are unmeasured: not checked.
+  if (map.encode != Encode::im2col_wide) {
     int64_t c0 = coords[0];
     if (is_packed(t)) {
       if (c0 % 128 != 0)  // PTX-R: the first coordinate of a packed type is a multiple of 128
@@ -62,6 +65,19 @@ Diagnostics check_coordinates(const TensorMap& map, std::span<const int32_t> coo
                 "coords[0]");
     }
   }
+
+  // The driver encodes extents up to 2^32 (H17), but the H100 raises an illegal instruction
+  // for a load of a map with an extent above 2^31 (2^31 works, 2^31 + 16 ... 2^32 - 1 fault:
+  // tests/vectors/questions/q13_dim1_*). Stores and reductions are assumed to share it;
+  // prefetches were not measured.
+  if (dir != Direction::prefetch)
+    for (int i = 0; i < map.rank; ++i)
+      if (map.dims[i] > (uint64_t{1} << 31))
+        d.error("coord.extent-2p31",
+                fmt::format("dims[{}] = {} is above 2^31: the H100 raises an illegal instruction for a {} of such a "
+                            "map (the driver accepts it, H17; §14 Q13)",
+                            i, map.dims[i], direction_name(dir)),
+                fmt::format("dims[{}]", i));
 
   // PTX-R: no reductions on packed types; no stores of 16U4_ALIGN16B; §1.3: 16U6 with
   // 128B_ATOM_64B only for stores.

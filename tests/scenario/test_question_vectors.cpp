@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "tmakit/scenario/scenario.hpp"
 
@@ -20,26 +21,72 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Vectors the model answers with an error instead of bytes (the rule it must name).
-// Everything not listed must agree byte for byte.
+// Vectors the model answers with an error instead of bytes (the rule it must name):
+// the hardware faulted, or ran something PTX leaves undefined. Everything not listed
+// in a table here must agree byte for byte.
 const std::map<std::string, std::string> kModelRefuses = {
-    // Q16: tx-count past ±(2^20 - 1) is undefined (§8.1).
+    // Q1, Q4: over-armed barriers hang on the H100 (so the count is exactly the data bytes).
+    {"q01_narrow_128b_f16_armed_528", "model.deadlock"},
+    {"q01_narrow_128b_f16_armed_1024", "model.deadlock"},
+    {"q04_im2col_into_n_past_armed_plus16", "model.deadlock"},
+    // Q13: extents above 2^31 raise an illegal instruction at the load (2^31 itself works).
+    {"q13_rows_past_int32max", "coord.extent-2p31"},
+    {"q13_strided_past_int32max", "coord.extent-2p31"},
+    {"q13_int32min", "coord.extent-2p31"},
+    {"q13_high_rows", "coord.extent-2p31"},
+    {"q13_rows_cross_2p31", "coord.extent-2p31"},
+    {"q13_dim1_2147483664", "coord.extent-2p31"},
+    {"q13_dim1_3221225472", "coord.extent-2p31"},
+    {"q13_dim1_4294967040", "coord.extent-2p31"},
+    {"q13_dim1_4294967294", "coord.extent-2p31"},
+    {"q13_dim1_4294967295", "coord.extent-2p31"},
+    // Q16: a tx-count past 2^20 - 1 (§8.1): the H100 kernel dies (launch failure).
     {"q16_tx_1048576", "mbarrier.tx-range"},
     {"q16_tx_1048577", "mbarrier.tx-range"},
-    // Q17: (op, type) pairs outside §6.1's table.
+    // Q17: (op, map type) pairs outside §6.1; float64 .add runs on the H100 (an f64 add),
+    // the others raise an illegal instruction.
     {"q17_tensor_add_int64", "tensor.reduce-type"},
     {"q17_tensor_add_float64", "tensor.reduce-type"},
+    {"q17_tensor_add_float64_nan_pairs", "tensor.reduce-type"},
     {"q17_tensor_min_float32", "tensor.reduce-type"},
     {"q17_tensor_add_uint16", "model.reduce-type"},
-    // Q19: a filter base outside the bounding box (§13 item 6); interleaved im2col (not modelled).
+    // Q19: a filter base outside the bounding box, a channel start off its 16-byte granule.
     {"q19_base_past_upper", "tensor.im2col-base-outside-box"},
     {"q19_base_below_lower", "tensor.im2col-base-outside-box"},
     {"q19_stride_example", "tensor.im2col-base-outside-box"},
-    {"q19_interleave16", "model.map-unsupported"},
-    // Q21: the model checks an im2col prefetch's operands like a load's.
+    {"q19_channel_misaligned", "coord.inner-align"},
+    // Q20: H14 and §4.3's box rule hold for .im2col_no_offs stores.
+    {"q20_store_negative_n", "coord.store-negative"},
+    {"q20_store_box_outside", "coord.im2col-store-box"},
+    // Q21: prefetches fault like loads on a misaligned c[0] or a base outside the box.
+    {"q21_prefetch_misaligned", "coord.inner-align"},
     {"q21_prefetch_im2col_outside_box", "tensor.im2col-base-outside-box"},
-    // Q22: a copy past the CTA's shared memory.
+    // Q22: a copy past the CTA's shared memory (illegal address).
     {"q22_past_shared", "model.shared-range"},
+    // Q26: deliberately under-armed barriers (the H100 completes such a phase early, §2.3),
+    // and an interleaved im2col tensor of two slices (not modelled).
+    {"q26_interleave16_armed_16", "model.tx-mismatch"},
+    {"q26_interleave16_armed_32", "model.tx-mismatch"},
+    {"q26_interleave16_armed_64", "model.tx-mismatch"},
+    {"q26_interleave16_armed_96", "model.tx-mismatch"},
+    {"q26_im2col_interleave16_c16", "model.map-unsupported"},
+};
+
+// Q25 scenarios whose flags depend on timing: the GPU engine's step handshakes outlast
+// even a 192 KiB load, so test_wait saw it complete in every mode (tests/gpu/
+// test_group_membership.cu settles Q25 without them). The model must run them.
+const std::set<std::string> kTiming = {"q25_wait_group_read_after_load", "q25_wait_group_after_load", "q25_32k_no_wait",
+                                       "q25_192k_no_wait", "q25_192k_wait_group_read", "q25_192k_wait_group"};
+
+// Q26 (open): interleaved tiled loads, where the H100 does something the model does not
+// (docs/hardware-notes.md). The recorded outcome is checked (one of those seen in the
+// four device calls: the 32B load with elementStrides[0] = 2 completed in three and hung
+// in one, its byte count differing from the armed one); the model is not.
+const std::map<std::string, std::set<std::string>> kOpen = {
+    {"q26_interleave16", {"hang"}},
+    {"q26_interleave16_armed_128", {"bytes"}},
+    {"q26_interleave32", {"illegal-address"}},
+    {"q26_interleave32_es0", {"bytes", "hang"}},
 };
 
 struct Vector {
@@ -88,6 +135,16 @@ TEST(QuestionVectors, ModelReproducesTheHardwareOrNamesTheRule) {
       r = scenario::run(scenario::from_json(v.j.at("scenario"), v.file.parent_path()));
     } catch (const DiagnosticError& e) {
       rule = e.diagnostic().rule;
+    }
+    if (auto it = kOpen.find(id); it != kOpen.end()) {
+      const std::string outcome = v.j.contains("expected") ? "bytes" : v.j.at("expected_fault").get<std::string>();
+      EXPECT_TRUE(it->second.count(outcome)) << id << ": recorded outcome " << outcome;
+      continue;
+    }
+    if (kTiming.count(id)) {
+      EXPECT_TRUE(r.has_value()) << id << ": the model refused it (" << rule << ")";
+      EXPECT_TRUE(v.j.contains("expected")) << id;
+      continue;
     }
     if (auto it = kModelRefuses.find(id); it != kModelRefuses.end()) {
       EXPECT_EQ(rule, it->second) << id << ": the model should refuse it with " << it->second;

@@ -58,10 +58,27 @@ TEST(Coordinates, InnerAlignmentBoundary) {
   EXPECT_TRUE(fires(check(m, {3, 0}), "coord.inner-align"));
   // Only the innermost coordinate matters; outer ones may be anything.
   EXPECT_TRUE(check(m, {0, -7}).empty());
-  // Prefetches are hints with no architectural effect (§2.7): not checked.
-  EXPECT_FALSE(fires(check(m, {5, 0}, Direction::prefetch), "coord.inner-align"));
-  // im2col channel starts are not covered by H9.
-  EXPECT_FALSE(fires(check(im2col_base(), {3, 0, 0, 0}), "coord.inner-align"));
+  // The H100 faults prefetches and im2col channel starts alike (questions/q21_prefetch_misaligned,
+  // q19_channel_misaligned).
+  EXPECT_TRUE(fires(check(m, {5, 0}, Direction::prefetch), "coord.inner-align"));
+  EXPECT_FALSE(fires(check(m, {8, 0}, Direction::prefetch), "coord.inner-align"));
+  EXPECT_TRUE(fires(check(im2col_base(), {3, 0, 0, 0}), "coord.inner-align"));
+  EXPECT_FALSE(fires(check(im2col_base(), {16, 0, 0, 0}), "coord.inner-align"));
+}
+
+// §14 Q13 on the H100: extents up to 2^31 work, 2^31 + 16 ... 2^32 - 1 raise an illegal
+// instruction at the first load (the driver encodes them, H17).
+TEST(Coordinates, ExtentAbove2p31Faults) {
+  TensorMap m = tiled_base();
+  m.dims[1] = uint64_t{1} << 31;
+  EXPECT_FALSE(fires(check(m, {0, 0}), "coord.extent-2p31"));
+  m.dims[1] += 16;
+  Diagnostics d = check(m, {0, 0});
+  ASSERT_TRUE(fires(d, "coord.extent-2p31"));
+  for (const auto& x : d)
+    if (x.rule == "coord.extent-2p31") EXPECT_EQ(x.where, "dims[1]");
+  EXPECT_TRUE(fires(check(m, {0, 0}, Direction::store), "coord.extent-2p31"));
+  EXPECT_FALSE(fires(check(m, {0, 0}, Direction::prefetch), "coord.extent-2p31"));  // not measured
 }
 
 TEST(Coordinates, StoresAndReductionsNeedNonNegativeStartH14) {

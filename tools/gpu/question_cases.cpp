@@ -161,6 +161,14 @@ void q1() {
   const char* t = "row pitch, padding bytes and complete_tx when the inner row is narrower than the swizzle span";
   add("q01_narrow_128b_f16", "Q1", t,
       one_load(tiled(DataType::float16, {64, 16}, {128}, {32, 8}, Swizzle::b128), {0, 2}, {{"random", 101}}, 102));
+  // Armed with more than the data bytes (16 more, or the padded footprint): a hang here
+  // means the count is exactly the data bytes (completion at the data bytes shows >=).
+  for (uint64_t tx : {528ull, 1024ull}) {
+    json j = one_load(tiled(DataType::float16, {64, 16}, {128}, {32, 8}, Swizzle::b128), {0, 2}, {{"random", 101}}, 102).json();
+    j["program"][2] = "mbarrier.arrive.expect_tx.shared::cta.b64 _, [mbar], " + std::to_string(tx) + ";";
+    g_out.push_back({"q01_narrow_128b_f16_armed_" + std::to_string(tx), "Q1",
+                     "the same box armed with " + std::to_string(tx) + " bytes (data: 512)", j});
+  }
   add("q01_narrow_64b_u8", "Q1", t,
       one_load(tiled(DataType::uint8, {48, 8}, {48}, {16, 6}, Swizzle::b64), {16, 1}, {{"random", 103}}, 104, 128));
   add("q01_narrow_32b_f32_nan", "Q1", t,
@@ -174,6 +182,9 @@ void q4() {
   TensorMap m = im2col(DataType::float16, {16, 4, 4, 2}, {0, 0}, {0, 0}, 16, 24, OobFill::nan_request_zero_fma);
   add("q04_im2col_into_n_past", "Q4", t, one_load(m, {0, 0, 2, 1}, {{"random", 401}}, 402, 0, "{0, 0}"));
   add("q04_im2col_all_past", "Q4", t, one_load(m, {0, 1, 1, 5}, {{"random", 403}}, 404, 0, "{1, 0}"));
+  json j = one_load(m, {0, 0, 2, 1}, {{"random", 401}}, 402, 0, "{0, 0}").json();
+  j["program"][2] = "mbarrier.arrive.expect_tx.shared::cta.b64 _, [mbar], " + std::to_string(m.bytes_per_box() + 16) + ";";
+  g_out.push_back({"q04_im2col_into_n_past_armed_plus16", "Q4", "the n >= N load armed with 16 bytes more than its rows", j});
 }
 
 // Q6: the OOB-NaN of every float type (a partly OOB box).
@@ -247,6 +258,40 @@ void q13() {
   add("q13_int32min", "Q13", "the most negative coordinate", one_load(m, {0, INT32_MIN}, {{"random", 1305}}, 1306, 0, "", 64));
   add("q13_high_rows", "Q13", "rows between 2^31 and 2^32 - 1 cannot be named: the largest start, INT32_MAX - 3",
       one_load(m, {0, 2147483647 - 3}, {{"random", 1307}}, 1308, 0, "", 64));
+  // Which part faults: the extent of dimension 1, or the size of a coordinate?
+  int i = 0;
+  for (uint64_t dim : {4294967295ull, 2147483648ull, 2147483647ull, 1073741824ull, 65536ull}) {
+    TensorMap d = tiled(DataType::uint8, {16, dim}, {0}, {16, 8});
+    add("q13_dim1_" + std::to_string(dim), "Q13", "dims[1] = " + std::to_string(dim) + " (stride 0), coordinates 0",
+        one_load(d, {0, 0}, {{"random", 1310 + i}}, 1330 + i, 0, "", 64));
+    ++i;
+  }
+  TensorMap small = tiled(DataType::uint8, {16, 8}, {0}, {16, 8});
+  for (int64_t c : {int64_t(1) << 16, int64_t(1) << 20, int64_t(1) << 24, int64_t(1) << 30, int64_t(2147483640),
+                    -(int64_t(1) << 16), -(int64_t(1) << 24), -(int64_t(1) << 30)}) {
+    add("q13_c1_" + std::string(c < 0 ? "neg" : "") + std::to_string(c < 0 ? -c : c), "Q13",
+        "dims {16, 8}, coordinate c[1] = " + std::to_string(c), one_load(small, {0, c}, {{"random", 1340 + i}}, 1360 + i, 0, "", 64));
+    ++i;
+  }
+  for (int64_t c : {int64_t(1) << 20, -(int64_t(1) << 20), int64_t(2147483632)}) {
+    add("q13_c0_" + std::string(c < 0 ? "neg" : "") + std::to_string(c < 0 ? -c : c), "Q13",
+        "dims {16, 8}, coordinate c[0] = " + std::to_string(c), one_load(small, {c, 0}, {{"random", 1340 + i}}, 1360 + i, 0, "", 64));
+    ++i;
+  }
+  // Where between 2^31 and 2^32 - 1 the extent starts to fault, and whether rows past
+  // 2^31 of a wide-enough dimension are read (64-bit) or wrap to negative (32-bit, OOB).
+  for (uint64_t dim : {2147483664ull, 3221225472ull, 4294967040ull, 4294967294ull}) {
+    TensorMap d = tiled(DataType::uint8, {16, dim}, {0}, {16, 8});
+    add("q13_dim1_" + std::to_string(dim), "Q13", "dims[1] = " + std::to_string(dim) + " (stride 0), coordinates 0",
+        one_load(d, {0, 0}, {{"random", 1310 + i}}, 1330 + i, 0, "", 64));
+    ++i;
+  }
+  TensorMap wide = tiled(DataType::uint8, {16, 2147483664ull}, {0}, {16, 8});
+  add("q13_rows_cross_2p31", "Q13", "dims[1] = 2^31 + 16, rows 2^31 - 4 .. 2^31 + 3: c + k past INT32_MAX",
+      one_load(wide, {0, 2147483644}, {{"random", 1392}}, 1393, 0, "", 64));
+  TensorMap big = tiled(DataType::uint8, {16, 2147483647ull}, {0}, {16, 8});
+  add("q13_dim1_2147483647_top", "Q13", "dims[1] = 2^31 - 1, rows 2^31 - 8 .. 2^31 - 1 (no overflow)",
+      one_load(big, {0, 2147483640}, {{"random", 1390}}, 1391, 0, "", 64));
 }
 
 // Q16: a copy completing before the arming arrive; tx counts at and past 2^20 - 1.
@@ -340,6 +385,40 @@ void q17() {
     add(std::string("q17_bulk_") + op + "_" + p.type, "Q17",
         std::string("cp.reduce.async.bulk .") + p.op + "." + p.type + " on edge values", sc);
   }
+  // NaN operands of f64 and f32 adds: which operand's bits come out (d is global, s shared).
+  const std::vector<uint64_t> d64 = {0x7ff8000000000011ull, 0xfff8000000000033ull, 0x7ff0000000000055ull,
+                                     0x7ff8000000000077ull, 0x7ff0000000000099ull, 0x7ff0000000000000ull,
+                                     0xfff80000000000bbull, 0x3ff0000000000000ull};
+  const std::vector<uint64_t> s64 = {0x7ff8000000000022ull, 0x7ff8000000000044ull, 0x7ff8000000000066ull,
+                                     0x7ff0000000000088ull, 0xfff00000000000aaull, 0xfff0000000000000ull,
+                                     0x3ff0000000000000ull, 0xfff00000000000ccull};
+  std::vector<uint64_t> d32, s32;
+  for (size_t k = 0; k < d64.size(); ++k) {  // the same pairs in f32, then swapped
+    auto narrow = [](uint64_t x) { return (x >> 32 & 0x80000000u) | ((x >> 52 & 0x7ff) == 0x7ff ? 0x7f800000u : 0x3f800000u) |
+                                          (x >> 29 & 0x00400000u) | (x & 0xff); };
+    d32.push_back(narrow(d64[k])), s32.push_back(narrow(s64[k]));
+  }
+  for (size_t k = 0; k < d64.size(); ++k) d32.push_back(s32[k]), s32.push_back(d32[k]);
+  for (bool f64 : {true, false}) {
+    ScenarioJson sc(2048);
+    sc.add_global("A", 64, {{"hex", f64 ? pack(d64, 8) : pack(d32, 4)}});
+    sc.add_shared_init(0, 1024, 0, {{"hex", f64 ? pack(s64, 8) : pack(s32, 4)}});
+    sc.sym("smem", "shared:1024");
+    sc.sym("gaddr", "global:A");
+    sc.step("fence.proxy.async.shared::cta;");
+    sc.step(std::string("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.") + (f64 ? "f64" : "f32") +
+            " [gaddr], [smem], 64;");
+    sc.step("cp.async.bulk.commit_group;");
+    sc.step("cp.async.bulk.wait_group 0;");
+    sc.out_global("A", "A");
+    add(std::string("q17_bulk_add_") + (f64 ? "f64" : "f32") + "_nan_pairs", "Q17",
+        "cp.reduce.async.bulk .add: pairs of quiet/signalling NaNs, inf + -inf, NaN + 1", sc);
+  }
+  {
+    TensorMap m = tiled(DataType::float64, {8}, {}, {8});
+    add("q17_tensor_add_float64_nan_pairs", "Q17", "tensor .add on a float64 map with the NaN pairs",
+        one_write(m, {0}, "add", {{"hex", pack(s64, 8)}}, {{"hex", pack(d64, 8) + std::string(128, '0')}}));
+  }
   struct Bad {
     const char* op;
     DataType t;
@@ -425,6 +504,11 @@ void q20() {
       one_write(m, {0, 2, 1, 0}, "", {{"random", 2001}}, {{"random", 2002}}));
   add("q20_reduce_walk", "Q20", ".im2col_no_offs .add reduction, the same walk, running past N",
       one_write(m, {0, 1, 0, 1}, "add", {{"random", 2003}}, {{"random", 2004}}));
+  add("q20_store_negative_n", "Q20", ".im2col_no_offs store starting at n = -1 (H14 for im2col?)",
+      one_write(m, {0, 2, 1, -1}, "", {{"random", 2005}}, {{"random", 2006}}));
+  TensorMap out = im2col(DataType::uint32, {4, 4, 3, 2}, {-1, 0}, {0, 0}, 4, 10);
+  add("q20_store_box_outside", "Q20", ".im2col_no_offs store with lower corner -1 (§4.3 wants the box inside)",
+      one_write(out, {0, 0, 0, 0}, "", {{"random", 2007}}, {{"random", 2008}}));
 }
 
 // Q21: prefetches of nonsense: huge or misaligned coordinates, an unmapped tensor.
@@ -528,6 +612,40 @@ void q25() {
             " 0, then test_wait: 1 = the load had completed, 2 = still in flight",
         s);
   }
+  // The same with a 192 KiB box, and the control without commit/wait (is a load still in
+  // flight when the next step runs?).
+  for (int wait : {0, 1, 2}) {  // 0 none, 1 wait_group.read, 2 wait_group
+    for (bool big : {false, true}) {
+      if (!big && wait != 0) continue;
+      const uint32_t planes = big ? 3 : 1, rows = big ? 256 : 128, bytes = 256 * rows * planes;
+      TensorMap m = tiled(DataType::uint8, {256, rows, planes}, {256, 256ull * rows}, {256, rows, planes});
+      ScenarioJson s(1024 + bytes);
+      s.add_global("A", bytes, {{"random", 2510}});
+      s.add_map("map0", m, "A");
+      s.sym("smem", "shared:1024");
+      s.sym("mbar", "shared:0");
+      s.sym("flags", "shared:64");
+      s.step("mbarrier.init.shared::cta.b64 [mbar], 1;");
+      s.step("fence.mbarrier_init.release.cluster;");
+      s.step("mbarrier.arrive.expect_tx.shared::cta.b64 _, [mbar], " + std::to_string(bytes) + ";");
+      s.step("cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes [smem], " +
+             tensor_operand(s, "map0", {0, 0, 0}) + ", [mbar];");
+      if (wait) {
+        s.step("cp.async.bulk.commit_group;");
+        s.step(std::string("cp.async.bulk.wait_group") + (wait == 1 ? ".read" : "") + " 0;");
+      }
+      s.step("mbarrier.test_wait.parity.shared::cta.b64 p, [mbar], 0;");
+      s.step("@p st.shared.b32 [flags], 1;");
+      s.step("@!p st.shared.b32 [flags], 2;");
+      s.step("mbarrier.try_wait.parity.shared::cta.b64 q, [mbar], 0;");
+      s.out_shared("flags", 0, 64, 16);
+      const std::string what = wait == 0 ? "no_wait" : wait == 1 ? "wait_group_read" : "wait_group";
+      add("q25_" + std::string(big ? "192k_" : "32k_") + what, "Q25",
+          std::to_string(bytes / 1024) + " KiB tensor load, " + (wait ? "commit_group, " + what + " 0, " : "") +
+              "then test_wait: 1 = completed, 2 = in flight",
+          s);
+    }
+  }
 }
 
 // Q26: interleaved tiled loads.
@@ -540,6 +658,47 @@ void q26() {
   b.element_strides[0] = 2;
   add("q26_interleave32_es0", "Q26", "interleave 32B tiled load with elementStrides[0] = 2",
       one_load(b, {0, 2, 1}, {{"random", 2603}}, 2604));
+  b.element_strides[0] = 1;
+  add("q26_interleave32", "Q26", "interleave 32B tiled load", one_load(b, {0, 2, 1}, {{"random", 2605}}, 2606));
+  // The 16B load hung with the model's 128 bytes armed: arm Y bytes, let a second load pass,
+  // then test the phase: it completes iff the load delivered >= Y bytes (§2.3 partial decrements).
+  for (int y : {16, 32, 64, 96, 128}) {
+    ScenarioJson s = one_load(a, {0, 1, 1}, {{"random", 2601}}, 2602);
+    json j = s.json();
+    TensorMap plain = tiled(DataType::uint16, {8, 18}, {16}, {8, 16});
+    j["tensor_maps"]["map1"] = map_json(plain, "A", 0);
+    j["symbols"]["bar2"] = "shared:8";
+    j["symbols"]["t2"] = "shared:" + std::to_string(1024 + 2048);
+    j["symbols"]["flags"] = "shared:64";
+    j["shared_bytes"] = 1024 + 2048 + 256;
+    json prog = json::array();
+    prog.push_back("mbarrier.init.shared::cta.b64 [mbar], 1;");
+    prog.push_back("mbarrier.init.shared::cta.b64 [bar2], 1;");
+    prog.push_back("fence.mbarrier_init.release.cluster;");
+    prog.push_back("mbarrier.arrive.expect_tx.shared::cta.b64 _, [mbar], " + std::to_string(y) + ";");
+    prog.push_back(j["program"][3]);  // the interleaved load
+    prog.push_back("mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar2], 256;");
+    prog.push_back("cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [t2], [map1, {0, 0}], [bar2];");
+    prog.push_back("mbarrier.try_wait.parity.shared::cta.b64 q, [bar2], 0;");
+    prog.push_back("mbarrier.test_wait.parity.shared::cta.b64 p, [mbar], 0;");
+    prog.push_back("@p st.shared.b32 [flags], 1;");
+    prog.push_back("@!p st.shared.b32 [flags], 2;");
+    j["program"] = prog;
+    j["outputs"] = json::array({{{"name", "flags"}, {"shared", {{"cta", 0}, {"offset", 64}, {"bytes", 16}}}},
+                                {{"name", "tile"}, {"shared", {{"cta", 0}, {"offset", 1024}, {"bytes", 1024}}}}});
+    g_out.push_back({"q26_interleave16_armed_" + std::to_string(y), "Q26",
+                     "interleave 16B load armed with " + std::to_string(y) + " bytes: flag 1 = the phase completed", j});
+  }
+  // im2col with interleave: C beyond one slice.
+  TensorMap i16 = im2col(DataType::uint16, {16, 4, 4, 1}, {0, 0}, {0, 0}, 8, 8);
+  i16.interleave = tensor_map::Interleave::b16;
+  add("q26_im2col_interleave16_c16", "Q26", "interleave 16B im2col map, C = 16 uint16 (two slices), 8 channels per pixel",
+      one_load(i16, {8, 0, 0, 0}, {{"random", 2611}}, 2612, 0, "{1, 0}"));
+  TensorMap i32 = im2col(DataType::uint8, {32, 4, 2, 2}, {0, 0}, {0, 0}, 32, 6);
+  i32.interleave = tensor_map::Interleave::b32;
+  i32.swizzle = Swizzle::b32;
+  add("q26_im2col_interleave32", "Q26", "interleave 32B im2col map, 32 uint8 channels",
+      one_load(i32, {0, 1, 1, 0}, {{"random", 2613}}, 2614, 0, "{0, 0}"));
 }
 
 }  // namespace

@@ -80,6 +80,7 @@ class Engine {
     std::function<void()> read;       // bulk-group ops: capture the sources (wait_group.read)
     std::function<void()> write;      // perform the writes
     bool read_done = false;
+    bool atomic = false;              // a reduction: per-element atomic (§6.3), may overlap another reduction
     int group_owner = -1;             // bulk-group ops: index into threads_
   };
   struct Group {

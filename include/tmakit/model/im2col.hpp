@@ -9,8 +9,10 @@
 // filter base (w, h, d, n) starts at the coordinates; shared row p receives
 // channels c .. c + channelsPerPixel - 1 of the input pixel base + offsets.
 // Then w += strideW; past W - 1 + upperW it wraps to lowerW and h advances by
-// strideH, and so on into D and finally n += 1 (N is never strided). Strides
-// are elementStrides[1 .. rank-2]; elementStrides[0] and [rank-1] are ignored.
+// strideH, and so on into D and finally n += strideN. Strides are
+// elementStrides[1 .. rank-1]: the H100 steps n by elementStrides[rank-1] too
+// (§4.2 step 3 said n += 1; tests/vectors/im2col_load/0080 shows otherwise);
+// elementStrides[0] is ignored.
 // Corner entry 0 applies to W, 1 to H, 2 to D (H11).
 //
 // .im2col::w / ::w::128 (sm_100+, §4.4, [I] beyond PTX-T 5.5.5): only W walks; H

@@ -25,7 +25,9 @@ constexpr uint8_t oob_nan_byte(int elem_bytes, int i) {
 inline constexpr uint16_t kHalfNaN = 0x7FFF;           // f16 and bf16
 inline constexpr uint32_t kF32NaN = 0x7FFFFFFF;
 inline constexpr uint32_t kTf32NaN = 0x7FFFE000;
-inline constexpr uint64_t kF64NaN = 0x7FFFFFFFFFFFFFFF;  // [I]: not observed, chosen like f32
+inline constexpr uint64_t kF64NaN = 0x7FFFFFFFFFFFFFFF;  // [I]: not observed (no f64 min/max on sm_90)
+// f64 .add of inf and -inf (an f64 add with a NaN operand returns that operand, reduce.cpp).
+inline constexpr uint64_t kF64AddInvalid = 0xFFF8000000000000;  // questions/q17_bulk_add_f64_nan_pairs
 
 // Exact widening to double (every f16, bf16 and f32 value is a double).
 double f16_to_double(uint16_t bits);
