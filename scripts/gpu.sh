@@ -55,7 +55,7 @@ sample() {
   python3 - "$ROOT" <<'PY'
 import json, pathlib, sys
 root = pathlib.Path(sys.argv[1])
-for cat in ["tile_load", "tile_store", "tile_reduce", "bulk_copy", "multicast"]:
+for cat in ["tile_load", "tile_store", "tile_reduce", "bulk_copy", "multicast", "im2col_load", "im2col_store"]:
     files = sorted((root / "tests/vectors" / cat).glob("*.json"))
     for f in files[::8]:
         sc = json.loads(f.read_text())["scenario"]
@@ -80,7 +80,7 @@ engine() {
   echo "== tmakit run --engine gpu -o"
   "$BIN/tmakit" run --engine gpu examples/quickstart/scenario.json -o /tmp/quickstart-gpu && ls -l /tmp/quickstart-gpu
   echo "== engine_vectors replay (every recorded vector)"
-  time timeout 200 "$BIN/engine_vectors" replay "$ROOT"/tests/vectors/{tile_load,tile_store,tile_reduce,bulk_copy,multicast}/*.json \
+  time timeout 200 "$BIN/engine_vectors" replay "$ROOT"/tests/vectors/{tile_load,tile_store,tile_reduce,bulk_copy,multicast,im2col_load,im2col_store}/*.json \
     >"$out/replay.txt" 2>&1
   tail -9 "$out/replay.txt"
   echo "== engine_vectors faults"

@@ -314,9 +314,26 @@ TEST(Im2colWalk, RunningPastTheLastImageIsOutOfBounds) {
   t.map.pixels_per_column = 4;
   const auto rows = im2col_rows(t.map, Coords{0, 0, 0}, Im2colInfo{});
   ASSERT_EQ(rows.size(), 4u);
-  EXPECT_EQ(rows[2].n, 1);  // §4.2 step 3: N is the last carry, never strided
+  EXPECT_EQ(rows[2].n, 1);  // §4.2 step 3: N is the last carry
   EXPECT_FALSE(rows[2].in_bounds);
   EXPECT_TRUE(rows[1].in_bounds);
+}
+
+// The H100 steps n by elementStrides[rank - 1] on the carry (tests/vectors/im2col_load/0080),
+// not by 1 as §4.2 step 3 assumed.
+TEST(Im2colWalk, TheCarryIntoNStepsByItsElementStride) {
+  Tensor t(DataType::uint8, {16, 2, 5});
+  t.map.channels_per_pixel = 16;
+  t.map.pixels_per_column = 6;
+  t.map.element_strides[2] = 2;
+  const auto rows = im2col_rows(t.map, Coords{0, 0, 1}, Im2colInfo{});
+  ASSERT_EQ(rows.size(), 6u);
+  const int64_t want_n[] = {1, 1, 3, 3, 5, 5}, want_w[] = {0, 1, 0, 1, 0, 1};
+  for (int p = 0; p < 6; ++p) {
+    EXPECT_EQ(rows[p].n, want_n[p]) << "row " << p;
+    EXPECT_EQ(rows[p].w, want_w[p]) << "row " << p;
+    EXPECT_EQ(rows[p].in_bounds, want_n[p] < 5) << "row " << p;
+  }
 }
 
 // ---- .im2col::w and ::w::128 (sm_100+, §4.4) -------------------------------

@@ -702,6 +702,15 @@ TEST(InFlight, SecondLoadIntoTheSameBuffer) {
   EXPECT_CLEAN(prog({kInit, arm(2048), load("s0", "ga", "1024"), load("s1k", "ga+1024", "1024"), kWait}));
 }
 
+// Reductions update elements atomically (§6.3): two in flight over the same box are fine
+// (the H100 summed them, hardware-notes.md §14 Q18); a store with a reduction is not.
+TEST(InFlight, ReductionsMayOverlapReductionsOnly) {
+  EXPECT_CLEAN(prog({"fence.proxy.async.shared::cta;", treduce("add", "tmapF", "0", "0"), treduce("add", "tmapF", "0", "0"),
+                     kCommit, kWaitGroup0}));
+  EXPECT_ERROR(prog({"fence.proxy.async.shared::cta;", tstore("tmapF", "0", "0"), treduce("add", "tmapF", "0", "0")}),
+               "model.in-flight-overlap", "program[2] (cta 0)", {"still writing"});
+}
+
 TEST(InFlight, LoadOverABufferAStoreStillReads) {
   EXPECT_ERROR(prog({kInit, store("gb", "s0", "1024"), arm(1024), load("s0", "ga", "1024"), kWait}),
                "model.in-flight-overlap", "program[3] (cta 0)", {"still reading"});
