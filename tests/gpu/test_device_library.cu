@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "gpu_check.cuh"
 #include "tmakit/device/tma.cuh"
 
 namespace dev = tmakit::device;
@@ -335,20 +336,6 @@ __global__ void bulk_reduce_types(RedCase* cases) {
   dev::commit_group();
   dev::wait_group<0>();
 }
-
-static int failures = 0;
-static void check(bool ok, const char* what) {
-  std::printf("%s %s\n", ok ? "PASS" : "FAIL", what);
-  failures += !ok;
-}
-#define CUDA_OK(x)                                                                   \
-  do {                                                                               \
-    cudaError_t e_ = (x);                                                            \
-    if (e_ != cudaSuccess) {                                                         \
-      std::printf("FAIL %s: %s\n", #x, cudaGetErrorString(e_));                      \
-      return 1;                                                                      \
-    }                                                                                \
-  } while (0)
 
 // The bulk_reduce_types cases: dst and src values, and the expected results
 // computed here with the PTX definitions of each op (§6.2).

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 
+#include "vector_files.hpp"
 #include "tmakit/scenario/scenario.hpp"
 #include "tmakit/tensor_map/tensor_map.hpp"
 
@@ -36,22 +37,7 @@ const std::map<std::string, Expectation> kByHazard = {
     {"H7", {"illegal-instruction", "tensor.reduce-int64-bitwise"}},
 };
 
-struct Vector {
-  fs::path file;
-  json j;
-};
-std::vector<Vector> load_all() {
-  std::vector<Vector> out;
-  fs::path dir = fs::path(TMAKIT_SOURCE_DIR) / "tests" / "vectors" / "faults";
-  if (!fs::is_directory(dir)) return out;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".json") {
-      std::ifstream in(e.path());
-      out.push_back({e.path(), json::parse(in)});
-    }
-  std::sort(out.begin(), out.end(), [](const Vector& a, const Vector& b) { return a.file < b.file; });
-  return out;
-}
+std::vector<VectorFile> load_all() { return load_vector_folder("faults"); }
 
 // The model's verdict: the rule of the error it raised, or "" when it ran the scenario.
 std::string model_rule(const json& sc, const fs::path& dir) {

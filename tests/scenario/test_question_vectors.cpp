@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 
+#include "vector_files.hpp"
 #include "tmakit/scenario/scenario.hpp"
 
 using namespace tmakit;
@@ -89,22 +90,7 @@ const std::map<std::string, std::set<std::string>> kOpen = {
     {"q26_interleave32_es0", {"bytes", "hang"}},
 };
 
-struct Vector {
-  fs::path file;
-  json j;
-};
-std::vector<Vector> load_all() {
-  std::vector<Vector> out;
-  fs::path dir = fs::path(TMAKIT_SOURCE_DIR) / "tests" / "vectors" / "questions";
-  if (!fs::is_directory(dir)) return out;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".json") {
-      std::ifstream in(e.path());
-      out.push_back({e.path(), json::parse(in)});
-    }
-  std::sort(out.begin(), out.end(), [](const Vector& a, const Vector& b) { return a.file < b.file; });
-  return out;
-}
+std::vector<VectorFile> load_all() { return load_vector_folder("questions"); }
 
 std::vector<uint8_t> from_hex(const std::string& h) {
   std::vector<uint8_t> out;
