@@ -243,6 +243,18 @@ class GlobalWindow {
   Ptr base_ = nullptr;
 };
 
+// Global bytes [lo, hi) from the first to the last in-bound element of the box
+// (§2.1 items 2-3); lo == hi when no element is in bounds.
+std::pair<u128, u128> in_bound_extent(const Plan& p) {
+  u128 lo = p.global_address, hi = lo;
+  for (int i = 0; i < tensor_map::kMaxRank; ++i) {
+    if (p.in_lo[i] >= p.in_hi[i]) return {lo, lo};
+    lo += u128(uint64_t(p.c[i] + int64_t(p.in_lo[i]) * p.e[i])) * p.stride[i];
+    hi += u128(uint64_t(p.c[i] + int64_t(p.in_hi[i] - 1) * p.e[i])) * p.stride[i];
+  }
+  return {lo, hi + uint64_t(p.eb)};
+}
+
 // Finds a row's in-bound part (§2.1: k0 in [k_lo, k_hi)) in global memory:
 // the host pointer when it is contiguous (E0 = 1) and inside one allocation,
 // else null (the copy then goes element by element and names a missing
@@ -258,12 +270,8 @@ class RowLocator {
     // When every in-bound byte of the box lies in one allocation (the usual
     // case), rows are found by subtraction instead of a search per row.
     if (!contiguous_) return;
-    u128 lo = p.global_address + offset_, hi = lo + len_;
-    for (int i = 1; i < tensor_map::kMaxRank; ++i) {
-      if (p.in_lo[i] >= p.in_hi[i]) return;  // no in-bound row
-      lo += u128(uint64_t(p.c[i] + int64_t(p.in_lo[i]) * p.e[i])) * p.stride[i];
-      hi += u128(uint64_t(p.c[i] + int64_t(p.in_hi[i] - 1) * p.e[i])) * p.stride[i];
-    }
+    const auto [lo, hi] = in_bound_extent(p);
+    if (hi == lo) return;  // no in-bound row
     if (auto* a = win.get(lo, uint64_t(hi - lo)))
       direct_ = reinterpret_cast<uintptr_t>(a) - uint64_t(lo - offset_);  // host address of base 0, mod 2^64
   }
@@ -299,13 +307,9 @@ std::string hex(u128 a) {
 template <bool kForWrite, class Window, class F>
 bool for_each_whole_row(const Plan& p, Window& win, F&& row) {
   if (p.e[0] != 1) return false;
-  u128 lo = p.global_address, hi = lo;
-  for (int i = 0; i < tensor_map::kMaxRank; ++i) {
+  for (int i = 0; i < tensor_map::kMaxRank; ++i)
     if (p.in_lo[i] != 0 || p.in_hi[i] != p.n[i]) return false;
-    lo += u128(uint64_t(p.c[i])) * p.stride[i];
-    hi += u128(uint64_t(p.c[i] + int64_t(p.n[i] - 1) * p.e[i])) * p.stride[i];
-  }
-  hi += uint64_t(p.eb);
+  const auto [lo, hi] = in_bound_extent(p);
   auto* const host = win.get(lo, uint64_t(hi - lo));
   if (!host) return false;
   constexpr uint32_t kAhead = 16;  // rows prefetched ahead of the copy
