@@ -71,6 +71,22 @@ void BM_TileLoad(benchmark::State& state) {
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(kBoxBytes));
 }
 
+// The same boxes walked down the tensor (y first, then x): no box continues
+// the previous one along dimension 0, so the walk's stream prefetch stays off
+// and each box prefetches its own rows (src/model/tile.cpp StreamPredictor).
+void BM_TileLoadDown(benchmark::State& state) {
+  Fixture& f = fixture();
+  int32_t x = 0, y = 0;
+  for (auto _ : state) {
+    const int32_t c[2] = {x, y};
+    model::tile_load(f.map, c, f.g, f.smem, 0);
+    benchmark::DoNotOptimize(f.smem.data());
+    y += kBox;
+    if (uint64_t(y) >= kDim1) y = 0, x = (x + int32_t(kBox)) % int32_t(kDim0);
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(kBoxBytes));
+}
+
 void BM_TileStore(benchmark::State& state) {
   Fixture& f = fixture();
   Walk w;
@@ -174,6 +190,7 @@ void BM_Im2colLoad(benchmark::State& state) {
 BENCHMARK(BM_MemcpyLoad);
 BENCHMARK(BM_MemcpyBoxRows);
 BENCHMARK(BM_TileLoad);
+BENCHMARK(BM_TileLoadDown);
 BENCHMARK(BM_MemcpyStore);
 BENCHMARK(BM_TileStore);
 BENCHMARK(BM_TileReduceAdd);

@@ -96,15 +96,25 @@ uint64_t f64_op(RedOp op, uint64_t db, uint64_t sb) {
   return int_op<uint64_t, int64_t>(op, db, sb, false);
 }
 
+// bf16 .add in binary32: bf16 values are binary32 values with 16 low zero bits,
+// and a binary32 (24-bit) sum rounded again to bf16 (8 bits) is the correctly
+// rounded bf16 sum (double rounding is innocuous when the wider format has at
+// least 2p + 2 bits, here 24 >= 18), subnormals included (x86-64 SSE keeps them).
+uint16_t bf16_add(uint16_t db, uint16_t sb) {
+  const float r = std::bit_cast<float>(uint32_t(db) << 16) + std::bit_cast<float>(uint32_t(sb) << 16);
+  const uint32_t b = std::bit_cast<uint32_t>(r);
+  if (f32_is_nan(b)) return kHalfNaN;                       // H13
+  return uint16_t((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);  // RNE; overflow carries into inf
+}
+
 uint16_t half_op(RedOp op, uint16_t db, uint16_t sb, bool bf16) {
+  if (bf16 && op == RedOp::add) return bf16_add(db, sb);
   const double d = bf16 ? bf16_to_double(db) : f16_to_double(db);
   const double s = bf16 ? bf16_to_double(sb) : f16_to_double(sb);
   if (op == RedOp::add) {
     // f16: the sum of two f16 values is exact in double (at most 41 significant
-    // bits), so one rounding is exact. bf16: exponents span 2^-133..2^127, so the
-    // sum is rounded to double with round-to-odd first (no double rounding).
-    const double sum = bf16 ? add_round_to_odd(d, s) : d + s;
-    return bf16 ? double_to_bf16(sum) : double_to_f16(sum);  // NaN -> 0x7FFF (H13)
+    // bits), so one rounding is exact.
+    return double_to_f16(d + s);  // NaN -> 0x7FFF (H13)
   }
   if (op == RedOp::min || op == RedOp::max)
     return float_minmax<uint16_t>(op == RedOp::max, db, d, half_is_nan(db, bf16), sb, s,
