@@ -59,6 +59,12 @@ Placement start(const tm::TensorMap& m, std::span<const int32_t> coords, uint32_
   const int eb = tm::element_bytes(m.data_type);
   if (tm::is_packed(m.data_type) || eb == 0)
     fail("layout.unsupported", fmt::format("data type {} is packed (§2.5): not drawn", tm::name(m.data_type)));
+  // Q26: an interleaved tiled walk moves whole 16/32-byte slices and walks
+  // dimension rank-2 once (docs/hardware-notes.md); the chunk labels here name
+  // elements, so such maps are refused rather than drawn wrong.
+  if (m.encode == tm::Encode::tiled && m.interleave != tm::Interleave::none)
+    fail("layout.unsupported", fmt::format("interleave {} tiled maps move whole slices (Q26): not drawn",
+                                           tm::name(m.interleave)));
   if (m.rank < 1 || m.rank > tm::kMaxRank)
     fail("layout.unsupported", fmt::format("rank {} is outside 1..5 (§1.3)", m.rank));
   if (coords.size() != size_t(m.rank))

@@ -102,4 +102,27 @@ double add_round_to_odd(double a, double b) {
   return std::bit_cast<double>(bits | 1);
 }
 
+uint16_t fma_rn_half(uint16_t a, uint16_t b, uint16_t c, bool bf16, bool oob, bool relu, bool sat) {
+  if (oob && (is_oob_nan_operand(a) || is_oob_nan_operand(b))) return 0;  // +0, even for a NaN or inf c
+  const double x = bf16 ? bf16_to_double(a) : f16_to_double(a);
+  const double y = bf16 ? bf16_to_double(b) : f16_to_double(b);
+  const double z = bf16 ? bf16_to_double(c) : f16_to_double(c);
+  uint16_t r = kHalfNaN;
+  if (!std::isnan(x) && !std::isnan(y) && !std::isnan(z)) {
+    // x * y is exact in double (at most 22 significant bits, exponents far inside
+    // double's range); the sum rounded to odd rounds to the 16-bit format exactly
+    // as the exact sum would. inf * 0 and inf - inf come out as NaN here.
+    const double s = add_round_to_odd(x * y, z);
+    if (!std::isnan(s)) r = bf16 ? double_to_bf16(s) : double_to_f16(s);
+  }
+  const bool nan = half_is_nan(r, bf16);
+  if (relu && !nan && (r & 0x8000u)) r = 0;
+  if (sat) {
+    const uint16_t one = bf16 ? 0x3F80 : 0x3C00;
+    if (nan || (r & 0x8000u)) r = 0;
+    else if (r > one) r = one;  // positive values order as their bits (inf included)
+  }
+  return r;
+}
+
 }  // namespace tmakit::model

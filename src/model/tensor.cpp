@@ -26,7 +26,10 @@ std::pair<uint64_t, uint64_t> global_extent(const TensorMap& m, const std::vecto
                                      static_cast<int64_t>(m.dims[i]) - 1);
     if (last < first) return {0, 0};  // the box is wholly out of bounds
     // Dimension 0 in bits: packed types (§2.5) have 4- and 6-bit elements.
-    const uint64_t bits = static_cast<uint64_t>(tensor_map::bits_per_element(m.data_type));
+    // Interleaved tiled maps: an element of dimension 0 is a 16/32-byte slice (Q26).
+    const bool sliced = m.encode == tensor_map::Encode::tiled && m.interleave != tensor_map::Interleave::none;
+    const uint64_t bits = sliced ? (m.interleave == tensor_map::Interleave::b16 ? 128 : 256)
+                                 : static_cast<uint64_t>(tensor_map::bits_per_element(m.data_type));
     lo += i ? static_cast<uint64_t>(first) * m.stride_bytes(i) : static_cast<uint64_t>(first) * bits / 8;
     hi += i ? static_cast<uint64_t>(last) * m.stride_bytes(i) : ((static_cast<uint64_t>(last) + 1) * bits + 7) / 8;
   }

@@ -30,7 +30,7 @@ using u128 = unsigned __int128;
 
 constexpr uint32_t kMaxBox = 256;                     // boxDim[i] <= 256 (§1.3)
 constexpr uint32_t kMaxElementStride = 8;             // elementStrides[i] <= 8 (§1.3)
-constexpr uint32_t kMaxRowBytes = kMaxBox * 8;        // 256 elements of at most 8 bytes
+constexpr uint32_t kMaxRowBytes = kMaxBox * 32;       // 256 elements of at most 32 bytes (interleave 32B slices)
 
 int element_size(DataType t) {
   switch (t) {
@@ -113,6 +113,18 @@ Plan make_plan(const TensorMap& m, std::span<const int32_t> coords, size_t smem_
   p.rank = m.rank;
   p.global_address = m.global_address;
   const bool interleaved = m.interleave != Interleave::none;
+  // Q26 (docs/hardware-notes.md, interleave decisions): with interleave an element of
+  // dimension 0 is a whole slice of 16 or 32 bytes, whatever the data type (g0 counts
+  // slices, address g0 × slice, bounded by dims[0]); dimension rank-2 is walked once
+  // (k = 0: its coordinate and bounds apply, its box and element stride do not); the
+  // slices land densely in shared memory (no H2 row padding), swizzled as usual.
+  int once = -1;
+  if (interleaved) {
+    if (p.rank < 3) unsupported(what, fmt::format("interleave {} needs rank 3..5 (§2.4), got rank {}",
+                                                  tensor_map::name(m.interleave), p.rank));
+    p.eb = m.interleave == Interleave::b16 ? 16 : 32;
+    once = p.rank - 2;
+  }
   for (int i = 0; i < p.rank; ++i) {
     if (m.box[i] < 1 || m.box[i] > kMaxBox)
       unsupported(what, fmt::format("box[{}] = {} is outside 1..256 (§1.3)", i, m.box[i]));
@@ -121,7 +133,7 @@ Plan make_plan(const TensorMap& m, std::span<const int32_t> coords, size_t smem_
       unsupported(what, fmt::format("element_strides[{}] = {} is outside 1..8 (§1.3)", i, es));
     // elementStrides[0] is ignored without interleave (§1.3, H16).
     p.e[i] = (i == 0 && !interleaved) ? 1 : es;
-    p.n[i] = (m.box[i] + p.e[i] - 1) / p.e[i];  // §2.1 item 1
+    p.n[i] = i == once ? 1 : (m.box[i] + p.e[i] - 1) / p.e[i];  // §2.1 item 1
     p.c[i] = coords[i];
     p.dims[i] = m.dims[i];
     p.stride[i] = i == 0 ? uint64_t(p.eb) : m.strides[i - 1];
@@ -130,7 +142,7 @@ Plan make_plan(const TensorMap& m, std::span<const int32_t> coords, size_t smem_
   p.granule = swizzle_granule_bytes(m.swizzle);
   p.chunk_mask = m.swizzle == Swizzle::b32 ? 1 : m.swizzle == Swizzle::b64 ? 3 : m.swizzle == Swizzle::b128 ? 7 : 0;
   p.row_bytes = p.n[0] * uint32_t(p.eb);
-  p.pitch = std::max(p.row_bytes, swizzle_span_bytes(m.swizzle));  // H2
+  p.pitch = interleaved ? p.row_bytes : std::max(p.row_bytes, swizzle_span_bytes(m.swizzle));  // H2
   p.rows = 1;
   for (int i = 1; i < p.rank; ++i) p.rows *= p.n[i];
 
@@ -555,9 +567,9 @@ void tile_load(const TensorMap& map, std::span<const int32_t> coords, const Glob
       }
     }
     if (b_hi < p.row_bytes) put(p, smem, row, b_hi, fill, p.row_bytes - b_hi);
-    if (tf32) {
-      for (uint32_t k0 = p.k_lo; k0 < p.k_hi; ++k0) {
-        uint8_t* e = smem + swizzle_address(p.swz, row + k0 * 4);
+    if (tf32) {  // every 4-byte element of the in-bound part (an interleaved slice holds several)
+      for (uint32_t b = b_lo; b < b_hi; b += 4) {
+        uint8_t* e = smem + swizzle_address(p.swz, row + b);
         uint32_t bits;
         std::memcpy(&bits, e, 4);
         bits = tf32_round(bits);
@@ -586,7 +598,7 @@ void tile_reduce(const TensorMap& map, std::span<const int32_t> coords, spec::Re
   write_box(p, src_offset, g, [&](uint8_t* dst, uint32_t row, uint32_t rel, uint32_t len) {
     uint8_t tmp[kMaxRowBytes];
     take(p, smem, row, rel, tmp, len);
-    reduce_elements(op, type, dst, tmp, len / uint32_t(p.eb));
+    reduce_elements(op, type, dst, tmp, len / uint32_t(element_size(map.data_type)));  // p.eb is a slice when interleaved
   });
 }
 

@@ -28,6 +28,8 @@ constexpr MapRule kRules[] = {
     {"map.interleave-rank", "§1.3", true, E, "interleave 16b/32b needs rank 3..5"},
     {"map.interleave-swizzle", "§1.3, HW3", false, W,
      "interleave 32b without swizzle 32b: cuda.h requires it, the H100 driver accepts it"},
+    {"map.interleave-walk-once", "§2.4, Q26", false, W,
+     "interleave: box[rank-2] or element_strides[rank-2] above 1 has no effect (the H100 walks that dimension once)"},
     {"map.swizzle-span", "§1.3, §1.4, §1.5", true, E,
      "interleave none: inner box row at most the swizzle span (32, 64, 128 bytes)"},
     {"map.oob-nan-type", "§1.3", true, E, "NaN fill only for float types, never packed ones"},
@@ -220,10 +222,22 @@ void Checker::interleave_and_swizzle(int r) {
   // accepts none, 64b and 128b (HW3: 39 sets), so this is advice, not a refusal.
   if (m_.interleave == Interleave::b32 && m_.swizzle != Swizzle::b32)
     add("map.interleave-swizzle",
-        fmt::format("interleave 32b with swizzle {}: cuda.h requires swizzle 32b; the H100 driver accepts the map, "
-                    "but the shared-memory layout of this combination is unmeasured",
+        fmt::format("interleave 32b with swizzle {}: cuda.h requires swizzle 32b; the H100 driver accepts the map "
+                    "and swizzles the dense 32-byte slices with the usual pattern (Q26)",
                     name(m_.swizzle)),
         "swizzle");
+  // Q26: an interleaved tiled load walks dimension rank-2 once (k = 0): a larger box or
+  // element stride there is silently ignored, so the box holds fewer bytes than written.
+  if (m_.interleave != Interleave::none && tiled() && r >= 3) {
+    const int once = r - 2;
+    if (m_.box[once] > 1 || m_.element_strides[once] > 1)
+      add("map.interleave-walk-once",
+          fmt::format("interleave {}: the H100 walks dimension {} once, so box[{}] = {} and element_strides[{}] = {} "
+                      "have no effect (one load delivers {} bytes)",
+                      name(m_.interleave), once, once, m_.box[once], once, m_.element_strides[once],
+                      m_.bytes_per_box()),
+          fmt::format("box[{}]", once));
+  }
   if (m_.interleave == Interleave::none && m_.swizzle != Swizzle::none && (r >= 1 || !tiled())) {
     uint64_t n = tiled() ? m_.box[0] : m_.channels_per_pixel;
     uint64_t bits = n * elem_bits();

@@ -350,6 +350,12 @@ TEST(LayoutErrors, UnsupportedInputNamesTheRule) {
   EXPECT_EQ(rule_of([&] { place_tile(m, two, 128); }), "none");
   m.data_type = tm::DataType::u4_align8b;
   EXPECT_EQ(rule_of([&] { place_tile(m, two, 0); }), "layout.unsupported");
+  tm::TensorMap slices = tile_map(tm::DataType::uint16, 3, {8, 4, 2}, {16, 64}, {8, 4, 2});
+  slices.interleave = tm::Interleave::b16;
+  const std::vector<int32_t> three{0, 0, 0};
+  EXPECT_EQ(rule_of([&] { place_tile(slices, three, 0); }), "layout.unsupported");  // Q26
+  slices.interleave = tm::Interleave::none;
+  EXPECT_EQ(rule_of([&] { place_tile(slices, three, 0); }), "none");
 }
 
 }  // namespace

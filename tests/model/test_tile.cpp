@@ -495,7 +495,10 @@ Case random_case(std::mt19937& rng, bool store, bool reducible) {
   while (reducible && ebytes(m.data_type) < 4);
   const int eb = ebytes(m.data_type);
   m.rank = rnd(rng, 1, 5);
-  const bool interleave = m.rank >= 3 && rng() % 6 == 0;
+  // Interleaved maps walk whole slices (Q26): tests/model/test_interleave.cpp has their
+  // reference. The draw that chose them stays, so the other random cases stay the same.
+  if (m.rank >= 3) (void)(rng() % 6);
+  const bool interleave = false;
   const Swizzle swz[] = {Swizzle::none, Swizzle::b32, Swizzle::b64, Swizzle::b128,
                          Swizzle::b128_atom_32b, Swizzle::b128_atom_32b_flip_8b, Swizzle::b128_atom_64b};
   m.swizzle = swz[rng() % 4 == 0 ? 0 : rng() % 10 == 0 ? rnd(rng, 4, 6) : rnd(rng, 1, 3)];

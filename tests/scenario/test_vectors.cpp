@@ -67,3 +67,5 @@ TEST(HardwareVectors, Multicast) { replay("multicast", 100); }
 // and .im2col_no_offs stores and reductions, recorded through the GPU engine.
 TEST(HardwareVectors, Im2colLoad) { replay("im2col_load", 150); }
 TEST(HardwareVectors, Im2colStore) { replay("im2col_store", 60); }
+// Interleaved (16B / 32B) tiled loads, ranks 3-5, every plain type and swizzle (Q26).
+TEST(HardwareVectors, TileLoadInterleave) { replay("tile_load_interleave", 100); }

@@ -93,6 +93,13 @@ const std::vector<Case>& cases() {
       {"map.interleave-swizzle", "interleave 16b / 32b with swizzle none", interleaved_base,
        [](auto& m) { m.interleave = Interleave::b16, m.swizzle = Swizzle::none; },
        [](auto& m) { m.interleave = Interleave::b32, m.swizzle = Swizzle::none; }, "swizzle"},
+      // Q26: dimension rank-2 of an interleaved load is walked once.
+      {"map.interleave-walk-once", "box[1] 1 / 2 (rank 3)", interleaved_base, [](auto& m) { m.box[1] = 1; },
+       [](auto& m) { m.box[1] = 2; }, "box[1]"},
+      {"map.interleave-walk-once", "element_strides[2] 1 / 2 (rank 4)", interleaved_base,
+       [](auto& m) { m.rank = 4, m.dims[3] = 2, m.strides[2] = 8192, m.box = {8, 8, 1, 2}; },
+       [](auto& m) { m.rank = 4, m.dims[3] = 2, m.strides[2] = 8192, m.box = {8, 8, 1, 2}, m.element_strides[2] = 2; },
+       "box[2]"},
       {"map.swizzle-span", "128b: 128 / 144 bytes", tiled_base,
        [](auto& m) { m.swizzle = Swizzle::b128, m.box[0] = 32; },
        [](auto& m) { m.swizzle = Swizzle::b128, m.box[0] = 36; }, "box[0]"},

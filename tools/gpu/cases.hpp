@@ -1,10 +1,12 @@
 // Scenario generators for `engine_vectors record` (docs/hardware-notes.md): random
-// im2col loads and stores/reductions (im2col_cases.cpp) and the §14 question
+// im2col loads and stores/reductions (im2col_cases.cpp), interleaved tiled loads
+// (interleave_cases.cpp) and the §14 question
 // scenarios (question_cases.cpp). Each case is a scenario (scenario-format.md)
 // that the GPU engine runs; engine_vectors writes the hardware's answer next to it.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,25 @@ struct Case {
 std::vector<Case> im2col_load_cases(int count, uint64_t seed);
 std::vector<Case> im2col_store_cases(int count, uint64_t seed);
 std::vector<Case> question_cases();
+// Random interleaved tiled loads (interleave_cases.cpp, Q26).
+std::vector<Case> interleave_load_cases(int count, uint64_t seed);
+// The 13 unpacked data types, in the order the generators cycle through them.
+inline constexpr tensor_map::DataType kPlainTypes[] = {
+    tensor_map::DataType::uint8,       tensor_map::DataType::uint16,   tensor_map::DataType::uint32,
+    tensor_map::DataType::int32,       tensor_map::DataType::uint64,   tensor_map::DataType::int64,
+    tensor_map::DataType::float16,     tensor_map::DataType::float32,  tensor_map::DataType::float64,
+    tensor_map::DataType::bfloat16,    tensor_map::DataType::float32_ftz, tensor_map::DataType::tfloat32,
+    tensor_map::DataType::tfloat32_ftz};
+// The random draws of the generators; numbered_cases seeds the engine per case.
+inline std::mt19937_64& case_rng() {
+  static std::mt19937_64 rng;
+  return rng;
+}
+inline int irand(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(case_rng()); }
+inline bool chance(double p) { return std::bernoulli_distribution(p)(case_rng()); }
+// Cases 0..count-1 with ids "0000".., each drawn by make(i, case seed) after case_rng()
+// is seeded for that case alone (so one case reproduces on its own).
+std::vector<Case> numbered_cases(int count, uint64_t seed, Case (*make)(int, uint64_t));
 
 // A scenario under construction: one global allocation per add_global, shared
 // regions, symbols and steps, in the JSON form of scenario-format.md.

@@ -13,8 +13,9 @@
 //     hardware answers with a fault as OUTDIR/<id>.json =
 //     {"format": "tmakit-vector/1", "device", "hazard", "scenario", "expected_fault", "gpu_message"}.
 //   engine_vectors record KIND OUTDIR [COUNT SEED]
-//     KIND im2col_load, im2col_store (COUNT random cases from SEED, cases.hpp) or
-//     questions (the §14 scenarios): runs them on the GPU engine and writes
+//     KIND im2col_load, im2col_store, tile_load_interleave (COUNT random cases from
+//     SEED, cases.hpp) or questions (the §14 scenarios; questions:q26 only those whose
+//     id starts with q26): runs them on the GPU engine and writes
 //     OUTDIR/<id>.json = {"format", "device", ("question", "title",) "scenario",
 //     "expected" (hex per output)} or, when the GPU faulted or hung,
 //     "expected_fault" + "gpu_message"; prints how the model compares.
@@ -317,10 +318,14 @@ std::string hex_of(const std::vector<uint8_t>& b) { return gpu_tools::hex(b); }
 int record(const std::string& kind, const std::string& outdir, int count, uint64_t seed) {
   std::vector<gpu_tools::Case> cases;
   if (kind == "questions") cases = gpu_tools::question_cases();
+  else if (kind.starts_with("questions:")) {  // questions:q26 records the cases whose id starts with q26
+    for (auto& c : gpu_tools::question_cases())
+      if (c.id.starts_with(kind.substr(10))) cases.push_back(std::move(c));
+  } else if (kind == "tile_load_interleave") cases = gpu_tools::interleave_load_cases(count, seed);
   else if (kind == "im2col_load") cases = gpu_tools::im2col_load_cases(count, seed);
   else if (kind == "im2col_store") cases = gpu_tools::im2col_store_cases(count, seed);
   else {
-    std::fprintf(stderr, "record: unknown kind %s (im2col_load, im2col_store, questions)\n", kind.c_str());
+    std::fprintf(stderr, "record: unknown kind %s (im2col_load, im2col_store, tile_load_interleave, questions, questions:PREFIX)\n", kind.c_str());
     return 2;
   }
   const bool dry = std::getenv("ENGINE_VECTORS_DRY") != nullptr;

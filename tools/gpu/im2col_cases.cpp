@@ -23,9 +23,6 @@ using tensor_map::OobFill;
 using tensor_map::Swizzle;
 using tensor_map::TensorMap;
 
-std::mt19937_64 rng;
-int irand(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
-bool chance(double p) { return std::bernoulli_distribution(p)(rng); }
 uint64_t round16(uint64_t v) { return (v + 15) / 16 * 16; }
 
 // §4.1: corners in [-32768, 32767] (rank 3), [-128, 127] (rank 4), [-16, 15] (rank 5);
@@ -110,11 +107,7 @@ std::string coords_operand(ScenarioJson& s, const TensorMap& m, const std::vecto
 }
 
 Case make_load(int idx, uint64_t seed) {
-  static const DataType kTypes[] = {DataType::uint8,    DataType::uint16,      DataType::uint32,  DataType::int32,
-                                    DataType::uint64,   DataType::int64,       DataType::float16, DataType::float32,
-                                    DataType::float64,  DataType::bfloat16,    DataType::float32_ftz,
-                                    DataType::tfloat32, DataType::tfloat32_ftz};
-  const DataType t = kTypes[idx % 13];
+  const DataType t = kPlainTypes[idx % std::size(kPlainTypes)];
   const int rank = 3 + (idx / 13) % 3;
   const int form = irand(0, 9);  // 0-3 shared::cta, 4-5 shared::cluster, 6-7 + hint, 8 cta + hint, 9 multicast
   const int ctas = form == 9 ? 2 : 1;
@@ -228,9 +221,15 @@ Case make_store(int idx, uint64_t seed) {
 }
 
 std::vector<Case> make_all(int count, uint64_t seed, Case (*make)(int, uint64_t)) {
+  return numbered_cases(count, seed, make);
+}
+
+}  // namespace
+
+std::vector<Case> numbered_cases(int count, uint64_t seed, Case (*make)(int, uint64_t)) {
   std::vector<Case> out;
   for (int i = 0; i < count; ++i) {
-    rng.seed(seed * 1000003ull + i);  // each case reproducible on its own
+    case_rng().seed(seed * 1000003ull + i);  // each case reproducible on its own
     Case k = make(i, seed * 100000ull + i);
     char id[16];
     std::snprintf(id, sizeof id, "%04d", i);
@@ -239,8 +238,6 @@ std::vector<Case> make_all(int count, uint64_t seed, Case (*make)(int, uint64_t)
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<Case> im2col_load_cases(int count, uint64_t seed) { return make_all(count, seed, make_load); }
 std::vector<Case> im2col_store_cases(int count, uint64_t seed) { return make_all(count, seed, make_store); }

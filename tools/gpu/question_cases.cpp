@@ -650,45 +650,65 @@ void q25() {
 
 // Q26: interleaved tiled loads.
 void q26() {
+  // Interleaved TILED loads (docs/hardware-notes.md "interleave decisions", settled by the
+  // probe tools/gpu/probe_interleave.cu): an element of dimension 0 is a whole 16/32-byte
+  // slice (dims[0], c[0], box[0] and elementStrides[0] count slices), dimension rank-2 is
+  // walked once, slices land densely, complete_tx = slices × slice bytes. The tensor is
+  // given room for every slice the walk can reach (`room`): the first recording's
+  // allocations ended after dims[0] × elemBytes and the 32B load read past them.
+  auto room = [](const TensorMap& m) {
+    uint64_t last = m.dims[0] * (m.interleave == tensor_map::Interleave::b16 ? 16 : 32);
+    for (int i = 1; i < m.rank; ++i) last += (m.dims[i] - 1) * m.strides[i - 1];
+    return (last + 31) / 32 * 32 + 64;
+  };
   TensorMap a = tiled(DataType::uint16, {8, 6, 3}, {16, 96}, {8, 4, 2});
   a.interleave = tensor_map::Interleave::b16;
-  add("q26_interleave16", "Q26", "interleave 16B tiled load (8 uint16 per slice)", one_load(a, {0, 1, 1}, {{"random", 2601}}, 2602));
+  add("q26_interleave16", "Q26", "interleave 16B tiled load: 8 slices of 16 bytes per row, dimension 1 walked once",
+      one_load(a, {0, 1, 1}, {{"random", 2601}}, 2602, 0, "", room(a)));
+  {  // armed with 128 bytes more than the 256 the load delivers: the phase never completes
+    ScenarioJson over = one_load(a, {0, 1, 1}, {{"random", 2601}}, 2602, 0, "", room(a));
+    json j = over.json();
+    j["program"][2] = "mbarrier.arrive.expect_tx.shared::cta.b64 _, [mbar], 384;";
+    g_out.push_back({"q26_interleave16_armed_384", "Q26", "interleave 16B load armed with 384 bytes (it delivers 256)", j});
+  }
   TensorMap b = tiled(DataType::uint8, {32, 5, 3}, {32, 160}, {32, 4, 2}, Swizzle::b32);
   b.interleave = tensor_map::Interleave::b32;
   b.element_strides[0] = 2;
-  add("q26_interleave32_es0", "Q26", "interleave 32B tiled load with elementStrides[0] = 2",
-      one_load(b, {0, 2, 1}, {{"random", 2603}}, 2604));
+  add("q26_interleave32_es0", "Q26", "interleave 32B tiled load with elementStrides[0] = 2 (every other slice)",
+      one_load(b, {0, 2, 1}, {{"random", 2603}}, 2604, 0, "", room(b)));
   b.element_strides[0] = 1;
-  add("q26_interleave32", "Q26", "interleave 32B tiled load", one_load(b, {0, 2, 1}, {{"random", 2605}}, 2606));
-  // The 16B load hung with the model's 128 bytes armed: arm Y bytes, let a second load pass,
-  // then test the phase: it completes iff the load delivered >= Y bytes (§2.3 partial decrements).
-  for (int y : {16, 32, 64, 96, 128}) {
-    ScenarioJson s = one_load(a, {0, 1, 1}, {{"random", 2601}}, 2602);
-    json j = s.json();
-    TensorMap plain = tiled(DataType::uint16, {8, 18}, {16}, {8, 16});
-    j["tensor_maps"]["map1"] = map_json(plain, "A", 0);
-    j["symbols"]["bar2"] = "shared:8";
-    j["symbols"]["t2"] = "shared:" + std::to_string(1024 + 2048);
-    j["symbols"]["flags"] = "shared:64";
-    j["shared_bytes"] = 1024 + 2048 + 256;
-    json prog = json::array();
-    prog.push_back("mbarrier.init.shared::cta.b64 [mbar], 1;");
-    prog.push_back("mbarrier.init.shared::cta.b64 [bar2], 1;");
-    prog.push_back("fence.mbarrier_init.release.cluster;");
-    prog.push_back("mbarrier.arrive.expect_tx.shared::cta.b64 _, [mbar], " + std::to_string(y) + ";");
-    prog.push_back(j["program"][3]);  // the interleaved load
-    prog.push_back("mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar2], 256;");
-    prog.push_back("cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [t2], [map1, {0, 0}], [bar2];");
-    prog.push_back("mbarrier.try_wait.parity.shared::cta.b64 q, [bar2], 0;");
-    prog.push_back("mbarrier.test_wait.parity.shared::cta.b64 p, [mbar], 0;");
-    prog.push_back("@p st.shared.b32 [flags], 1;");
-    prog.push_back("@!p st.shared.b32 [flags], 2;");
-    j["program"] = prog;
-    j["outputs"] = json::array({{{"name", "flags"}, {"shared", {{"cta", 0}, {"offset", 64}, {"bytes", 16}}}},
-                                {{"name", "tile"}, {"shared", {{"cta", 0}, {"offset", 1024}, {"bytes", 1024}}}}});
-    g_out.push_back({"q26_interleave16_armed_" + std::to_string(y), "Q26",
-                     "interleave 16B load armed with " + std::to_string(y) + " bytes: flag 1 = the phase completed", j});
-  }
+  add("q26_interleave32", "Q26", "interleave 32B tiled load: 32 slices of 32 bytes per row",
+      one_load(b, {0, 2, 1}, {{"random", 2605}}, 2606, 0, "", room(b)));
+  add("q26_interleave32_past_allocation", "Q26",
+      "interleave 32B load whose slices run past the allocation (sized for dims[0] × elemBytes)",
+      one_load(b, {0, 2, 1}, {{"random", 2605}}, 2606));
+  TensorMap r4 = tiled(DataType::uint32, {4, 5, 6, 7}, {64, 512, 4096}, {4, 3, 2, 5});
+  r4.interleave = tensor_map::Interleave::b16;
+  add("q26_rank4_walk_once", "Q26", "rank 4, box {4, 3, 2, 5}: dimension 2 walked once",
+      one_load(r4, {0, 1, 1, 1}, {{"random", 2621}}, 2622, 0, "", room(r4)));
+  TensorMap r5 = tiled(DataType::uint32, {4, 3, 4, 5, 3}, {64, 256, 2048, 16384}, {4, 2, 3, 2, 3});
+  r5.interleave = tensor_map::Interleave::b16;
+  add("q26_rank5_walk_once_oob", "Q26", "rank 5: dimension 3 walked once, out of bounds in dimension 4",
+      one_load(r5, {0, 0, 1, 1, 2}, {{"random", 2623}}, 2624, 0, "", room(r5)));
+  TensorMap d = tiled(DataType::uint32, {4, 16, 5}, {64, 1024}, {4, 8, 2}, Swizzle::b128);
+  d.interleave = tensor_map::Interleave::b16;
+  add("q26_s128_dense_rows", "Q26", "64-byte interleaved rows under 128B swizzle lie 64 bytes apart (no H2 padding)",
+      one_load(d, {1, 0, 0}, {{"random", 2625}}, 2626, 128, "", room(d)));
+  TensorMap f = tiled(DataType::float16, {8, 6, 5}, {128, 1024}, {8, 2, 2}, Swizzle::none, OobFill::nan_request_zero_fma);
+  f.interleave = tensor_map::Interleave::b16;
+  add("q26_nan_fill_c0_negative", "Q26", "float16, NaN fill, c[0] = -2 slices, dimension 2 out of bounds",
+      one_load(f, {-2, 1, 4}, {{"random", 2627}}, 2628, 0, "", room(f)));
+  TensorMap t = tiled(DataType::tfloat32, {8, 6, 5}, {256, 2048}, {8, 2, 2}, Swizzle::b32);
+  t.interleave = tensor_map::Interleave::b32;
+  add("q26_tf32_interleave32", "Q26", "tfloat32, interleave 32B: the tf32 rounding of every element of each slice",
+      one_load(t, {1, 1, 1}, {{"random", 2629}}, 2630, 0, "", room(t)));
+  // Stores and reductions with the same geometry (the probe measured loads only).
+  TensorMap w = tiled(DataType::uint32, {6, 5, 4}, {96, 512}, {4, 2, 2});
+  w.interleave = tensor_map::Interleave::b16;
+  add("q26_store_interleave16", "Q26", "interleave 16B tile store: slices back to their addresses, OOB slices dropped",
+      one_write(w, {3, 1, 2}, "", {{"random", 2631}}, {{"random", 2632}}, room(w)));
+  add("q26_reduce_interleave16", "Q26", "interleave 16B tile reduction (.add, uint32)",
+      one_write(w, {1, 2, 1}, "add", {{"random", 2633}}, {{"random", 2634}}, room(w)));
   // im2col with interleave: C beyond one slice.
   TensorMap i16 = im2col(DataType::uint16, {16, 4, 4, 1}, {0, 0}, {0, 0}, 8, 8);
   i16.interleave = tensor_map::Interleave::b16;

@@ -50,6 +50,17 @@ inline uint16_t double_to_bf16(double x) { return uint16_t(round_double_to_forma
 // the exact sum would (no double-rounding error).
 double add_round_to_odd(double a, double b);
 
+// fma.rn{.oob}{.relu}{.sat} on one f16 / bf16 value (one lane of .f16x2 / .bf16x2),
+// as the H100 computes it (tests/vectors/fma_oob.jsonl, §14 Q6): the exact a * b + c
+// rounded once to nearest even (subnormals kept, overflow to inf); a NaN operand,
+// inf * 0 and inf - inf give kHalfNaN. With `oob`, an a or b whose bits without the
+// sign are 0x7FF7 (the OOB-NaN fill, H4; 0xFFF7 too) makes the result +0 whatever
+// c is, while 0x7FF7 in c is an ordinary NaN. `relu`: negative results (-0 and -inf
+// too) become +0, NaN stays kHalfNaN. `sat`: clamp to [+0, 1], NaN -> +0.
+// (ptxas takes .oob without .ftz, .sat.oob on f16 only, never .sat with .relu.)
+constexpr bool is_oob_nan_operand(uint16_t bits) { return (bits & 0x7FFFu) == 0x7FF7u; }
+uint16_t fma_rn_half(uint16_t a, uint16_t b, uint16_t c, bool bf16, bool oob, bool relu = false, bool sat = false);
+
 // f32 classification on bit patterns.
 constexpr bool f32_is_nan(uint32_t b) { return (b & 0x7FFFFFFFu) > 0x7F800000u; }
 constexpr bool f32_is_subnormal(uint32_t b) { return (b & 0x7F800000u) == 0 && (b & 0x007FFFFFu) != 0; }

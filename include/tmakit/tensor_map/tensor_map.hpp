@@ -83,13 +83,15 @@ struct TensorMap {
   // Byte stride of dimension i (stride of dimension 0 is one element).
   uint64_t stride_bytes(int i) const;
   // Elements moved per dimension: ceil(box[i] / element_strides[i]) for tiled maps (§2.1 item 1);
-  // for im2col: {channels_per_pixel, pixels} as a 2-D box.
+  // for im2col: {channels_per_pixel, pixels} as a 2-D box. Interleaved tiled maps (Q26): an
+  // element of dimension 0 is a whole 16/32-byte slice, and dimension rank-2 moves 1.
   uint32_t elements(int i) const;
   // Element stride that applies to dimension i (dimension 0 is 1 unless interleaved, H16).
   uint32_t traversal_stride(int i) const;
   // Data bytes one load delivers: the mbarrier transaction count (§2.3, H17).
   uint64_t bytes_per_box() const;
-  // Bytes of one shared-memory row before swizzle padding (inner box × element bytes).
+  // Bytes of one shared-memory row before swizzle padding (inner box × element bytes;
+  // inner box × slice bytes when interleaved, rows then dense: pitch = row bytes).
   uint32_t row_bytes() const;
   // Row pitch in shared memory: max(row bytes, swizzle span) when swizzled (H2).
   uint32_t row_pitch() const;

@@ -1,0 +1,108 @@
+// Random interleaved (16B / 32B) tiled loads for the recorded vectors
+// (`engine_vectors record tile_load_interleave`, Q26): every plain element type,
+// ranks 3-5, both interleaves, every sm_90 swizzle (interleave 32B mostly with
+// its required 32B), both fills, element strides on every dimension (dimension
+// 0 included: honoured on slices), boxes on dimension rank-2 above 1 (walked
+// once), coordinates inside, below and past every dimension, and the box at each
+// 128-byte phase of the swizzle pattern. Maps are kept only when the validator
+// (which agrees with the 2,750 recorded driver verdicts) has no error for them.
+#include <algorithm>
+#include <random>
+
+#include "cases.hpp"
+#include "tmakit/spec/target.hpp"
+#include "vector_common.hpp"
+
+namespace tmakit::gpu_tools {
+namespace {
+
+using tensor_map::DataType;
+using tensor_map::Interleave;
+using tensor_map::OobFill;
+using tensor_map::Swizzle;
+using tensor_map::TensorMap;
+
+
+// Bytes from the map's base to the end of its last slice.
+uint64_t tensor_bytes(const TensorMap& m, uint32_t slice) {
+  uint64_t last = m.dims[0] * slice;
+  for (int i = 1; i < m.rank; ++i) last += (m.dims[i] - 1) * m.strides[i - 1];
+  return (last + 31) / 32 * 32;
+}
+
+TensorMap random_map(DataType t, int rank, Interleave il) {
+  static const spec::Target sm90 = *spec::parse_target("sm_90a");
+  const uint32_t slice = il == Interleave::b16 ? 16 : 32;
+  for (;;) {
+    TensorMap m;
+    m.data_type = t;
+    m.rank = rank;
+    m.interleave = il;
+    m.swizzle = il == Interleave::b32 && chance(0.75) ? Swizzle::b32 : static_cast<Swizzle>(irand(0, 3));
+    const int eb = elem_bytes(t), q = 16 / eb;  // box[0] × elemBytes a multiple of 16 (HW5)
+    m.box[0] = q * irand(1, std::max(1, 24 / q));
+    m.element_strides[0] = chance(0.25) ? irand(2, 3) : 1;
+    const uint32_t n0 = (m.box[0] + m.element_strides[0] - 1) / m.element_strides[0];
+    m.dims[0] = chance(0.2) ? irand(1, n0) : n0 + irand(0, 6);  // dims[0] counts slices
+    for (int i = 1; i < rank; ++i) {
+      m.dims[i] = irand(1, rank == 5 ? 4 : 6);
+      m.box[i] = irand(1, rank == 5 ? 3 : 4);
+      m.element_strides[i] = chance(0.2) ? irand(2, 3) : 1;
+    }
+    uint64_t prev = m.dims[0] * slice;
+    for (int i = 0; i + 1 < rank; ++i) {
+      m.strides[i] = (prev + slice - 1) / slice * slice + (chance(0.3) ? 32 * irand(1, 3) : 0);
+      prev = m.strides[i] * m.dims[i + 1];
+    }
+    m.l2_promotion = static_cast<tensor_map::L2Promotion>(irand(0, 3));
+    m.oob_fill = is_float_type(t) && chance(0.5) ? OobFill::nan_request_zero_fma : OobFill::zero;
+    m.global_address = 256;
+    if (m.smem_footprint() > 12288 || tensor_bytes(m, slice) > 16384) continue;
+    if (!tensor_map::validate(m, sm90).has_errors()) return m;
+  }
+}
+
+int32_t random_coord(uint64_t dim, uint32_t box) {
+  const int d = int(dim);
+  const int r = irand(0, 9);
+  if (r < 6) return irand(0, std::max(0, d - 1));
+  if (r < 8) return -irand(1, int(box));  // partly or wholly below 0
+  return d - irand(0, 1) + (r == 9 ? int(box) : 0);  // at or past the end
+}
+
+Case make_load(int idx, uint64_t seed) {
+  const DataType t = kPlainTypes[idx % std::size(kPlainTypes)];
+  const int rank = 3 + (idx / 13) % 3;
+  const Interleave il = idx % 2 ? Interleave::b32 : Interleave::b16;
+  const TensorMap m = random_map(t, rank, il);
+  std::vector<int32_t> c(rank);
+  for (int i = 0; i < rank; ++i) c[i] = chance(0.7) ? irand(0, int(m.dims[i]) - 1) : random_coord(m.dims[i], m.box[i]);
+
+  const uint32_t slice = il == Interleave::b16 ? 16 : 32;
+  const uint64_t offset = 32 * irand(0, 3);
+  const uint64_t bytes = m.bytes_per_box(), footprint = m.smem_footprint();
+  const uint32_t dst = 1024 + 128 * irand(0, 7);  // every 128-byte phase of the swizzle pattern
+  const uint32_t region = uint32_t((dst + footprint + 127) / 128 * 128 + 128 - 1024);
+  const bool cluster = chance(0.3);
+  ScenarioJson s(1024 + region);
+  s.add_global("A", offset + tensor_bytes(m, slice) + 64, {{"random", seed}});
+  s.add_map("map0", m, "A", offset);
+  s.add_shared_init(0, 1024, region, {{"random", seed ^ 0x5A5A}});
+  s.sym("smem", "shared:" + std::to_string(dst));
+  s.sym("mbar", "shared:0");
+  std::string operand = "[map0, {";
+  for (int i = 0; i < rank; ++i) operand += (i ? ", " : "") + std::to_string(c[i]);
+  operand += "}]";
+  load_steps(s,
+             "cp.async.bulk.tensor" + dim_suffix(rank) + (cluster ? ".shared::cluster" : ".shared::cta") +
+                 ".global.tile.mbarrier::complete_tx::bytes [smem], " + operand + ", [mbar];",
+             bytes);
+  s.out_shared("tile", 0, 1024, region);
+  return {"", "", "", s.json()};
+}
+
+}  // namespace
+
+std::vector<Case> interleave_load_cases(int count, uint64_t seed) { return numbered_cases(count, seed, make_load); }
+
+}  // namespace tmakit::gpu_tools
