@@ -19,6 +19,8 @@
 #                           `engine_vectors record` of the im2col categories and the
 #                           §14 question scenarios; results under $OUT (truth-vectors.tar.gz).
 #                           Carry .gpubuild/{engine,lib,sample,tests}.
+#   scripts/gpu.sh check    on the GPU machine: every GPU test (tests/gpu/*.cu), then `engine`;
+#                           results under $OUT (check-log.txt, one log per test).
 #   scripts/gpu.sh unpack-truth DIR    here: DIR/truth-vectors.tar.gz -> tests/vectors/{im2col_load,im2col_store,tile_load_interleave,questions}/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,8 +34,9 @@ B=${BUILD_DIR:-$ROOT/build-gpu}
 
 build() {
   cmake -S "$ROOT" -B "$B" -G Ninja -DTMAKIT_CUDA=ON -DTMAKIT_BUILD_BENCH=OFF >/dev/null || exit 1
-  ninja -C "$B" -j"${JOBS:-1}" record_driver_verdicts record_vectors gpu_test_device_library \
-    gpu_test_debug_wait engine_vectors tmakit || exit 1
+  local tests
+  tests=$(cd "$ROOT/tests/gpu" && ls *.cu | sed 's/^/gpu_/; s/\.cu$//')
+  ninja -C "$B" -j"${JOBS:-1}" record_driver_verdicts record_vectors engine_vectors tmakit $tests || exit 1
   mkdir -p "$BIN"
   cp "$B"/src/gpu/{record_driver_verdicts,record_vectors,gpu_test_device_library,gpu_test_debug_wait,engine_vectors} \
     "$B"/tools/tmakit/tmakit "$BIN/"
@@ -43,9 +46,9 @@ build() {
   strip -o "$ROOT/.gpubuild/engine/tmakit" "$B/tools/tmakit/tmakit"
   strip -o "$ROOT/.gpubuild/engine/engine_vectors" "$B/src/gpu/engine_vectors"
   cp -L "$(ldd "$B/tools/tmakit/tmakit" | awk '/libfmt/ {print $3}')" "$ROOT/.gpubuild/lib/"
-  # The two GPU tests, stripped, for `truth` (.gpubuild/bin is too big to carry).
+  # Every GPU test (tests/gpu/*.cu), stripped, for `truth` and `check` (.gpubuild/bin is too big to carry).
   mkdir -p "$ROOT/.gpubuild/tests"
-  for t in gpu_test_device_library gpu_test_debug_wait; do strip -o "$ROOT/.gpubuild/tests/$t" "$B/src/gpu/$t"; done
+  for t in $tests; do strip -o "$ROOT/.gpubuild/tests/$t" "$B/src/gpu/$t"; done
   ls -la "$BIN" "$ROOT/.gpubuild/engine" "$ROOT/.gpubuild/tests"
 }
 
@@ -128,6 +131,34 @@ truth() {
   tar -C "$vec" -czf "$out/truth-vectors.tar.gz" .
 }
 
+# Every GPU test, each under its own timeout (the undefined multicast masks in their own
+# processes, Q15), then `engine`. Carry .gpubuild/{tests,engine,lib,sample}. The summary
+# lines of each test go to $OUT/check-log.txt.
+check() {
+  local out=${OUT:-$ROOT/gpu-out}
+  local T=$ROOT/.gpubuild/tests
+  mkdir -p "$out"
+  exec > >(tee "$out/check-log.txt") 2>&1
+  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
+  for t in "$T"/gpu_test_*; do
+    local name args=()
+    name=$(basename "$t")
+    [ "$name" = gpu_test_fma_oob ] && args=("$out/fma_oob.jsonl")
+    echo "== $name"
+    timeout 180 "$t" "${args[@]}" >"$out/$name.log" 2>&1
+    echo "$name exit $?"
+    grep -E "PASS|FAIL|ALL|checks|passed|failed|SUMMARY|RESULT|stuck" "$out/$name.log" | tail -12
+  done
+  for spec in "2 0x7" "4 0x30" "8 0x1fe" "2 0" "4 0"; do
+    echo "== gpu_test_multicast_clusters --unsafe $spec"
+    # shellcheck disable=SC2086
+    timeout 60 "$T/gpu_test_multicast_clusters" --unsafe $spec 2>&1 | grep -E "RESULT|UNSAFE" | head -3
+  done
+  (engine) >/dev/null 2>&1
+  sleep 2
+  grep -E "^ +[0-9]+ both:|^total|^summary|agree|real" "$out/engine-log.txt"
+}
+
 unpack_truth() {
   local tmp
   tmp=$(mktemp -d)
@@ -198,6 +229,7 @@ case "${1:-}" in
   engine) engine ;;
   unpack-faults) unpack_faults "$2" ;;
   truth) truth ;;
+  check) check ;;
   unpack-truth) unpack_truth "$2" ;;
-  *) echo "usage: $0 build | device | unpack DIR | sample | engine | unpack-faults DIR | truth | unpack-truth DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 build | device | unpack DIR | sample | engine | unpack-faults DIR | truth | check | unpack-truth DIR" >&2; exit 2 ;;
 esac
