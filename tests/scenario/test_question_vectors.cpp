@@ -41,6 +41,10 @@ const std::map<std::string, std::string> kModelRefuses = {
     {"q13_dim1_4294967040", "coord.extent-2p31"},
     {"q13_dim1_4294967294", "coord.extent-2p31"},
     {"q13_dim1_4294967295", "coord.extent-2p31"},
+    // ... and at a store, a reduction and a prefetch of such a map.
+    {"q13x_store_dim1_2p31_16", "coord.extent-2p31"},
+    {"q13x_reduce_dim1_2p31_16", "coord.extent-2p31"},
+    {"q13x_prefetch_dim1_2p31_16", "coord.extent-2p31"},
     // Q16: a tx-count past 2^20 - 1 (§8.1): the H100 kernel dies (launch failure).
     {"q16_tx_1048576", "mbarrier.tx-range"},
     {"q16_tx_1048577", "mbarrier.tx-range"},
@@ -59,6 +63,8 @@ const std::map<std::string, std::string> kModelRefuses = {
     // Q20: H14 and §4.3's box rule hold for .im2col_no_offs stores.
     {"q20_store_negative_n", "coord.store-negative"},
     {"q20_store_box_outside", "coord.im2col-store-box"},
+    // H9 holds for .im2col_no_offs stores: a channel start 8 bytes off the granule faults.
+    {"q20x_store_channel_8", "coord.inner-align"},
     // Q21: prefetches fault like loads on a misaligned c[0] or a base outside the box.
     {"q21_prefetch_misaligned", "coord.inner-align"},
     {"q21_prefetch_im2col_outside_box", "tensor.im2col-base-outside-box"},

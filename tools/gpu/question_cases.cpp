@@ -292,6 +292,18 @@ void q13() {
   TensorMap big = tiled(DataType::uint8, {16, 2147483647ull}, {0}, {16, 8});
   add("q13_dim1_2147483647_top", "Q13", "dims[1] = 2^31 - 1, rows 2^31 - 8 .. 2^31 - 1 (no overflow)",
       one_load(big, {0, 2147483640}, {{"random", 1390}}, 1391, 0, "", 64));
+  // The same extent (2^31 + 16, stride 0) for a store, a reduction and a prefetch:
+  // do they fault like loads (coord.extent-2p31)?
+  add("q13x_store_dim1_2p31_16", "Q13", "tile store, dims[1] = 2^31 + 16 (stride 0), coordinates 0",
+      one_write(wide, {0, 0}, "", {{"random", 1394}}, {{"random", 1395}}, 64));
+  TensorMap wide32 = tiled(DataType::uint32, {4, 2147483664ull}, {0}, {4, 8});
+  add("q13x_reduce_dim1_2p31_16", "Q13", "tile .add reduction (uint32), dims[1] = 2^31 + 16 (stride 0), coordinates 0",
+      one_write(wide32, {0, 0}, "add", {{"random", 1396}}, {{"random", 1397}}, 64));
+  ScenarioJson pf = one_load(small, {0, 0}, {{"random", 1398}}, 1399, 0, "", 64);
+  json j = pf.json();
+  j["tensor_maps"]["wide"] = map_json(wide, "A", 0);
+  j["program"].insert(j["program"].begin(), "cp.async.bulk.prefetch.tensor.2d.L2.global.tile [wide, {0, 0}];");
+  g_out.push_back({"q13x_prefetch_dim1_2p31_16", "Q13", "tile prefetch of a map with dims[1] = 2^31 + 16, then a load", j});
 }
 
 // Q16: a copy completing before the arming arrive; tx counts at and past 2^20 - 1.
@@ -509,6 +521,10 @@ void q20() {
   TensorMap out = im2col(DataType::uint32, {4, 4, 3, 2}, {-1, 0}, {0, 0}, 4, 10);
   add("q20_store_box_outside", "Q20", ".im2col_no_offs store with lower corner -1 (§4.3 wants the box inside)",
       one_write(out, {0, 0, 0, 0}, "", {{"random", 2007}}, {{"random", 2008}}));
+  // H9 for im2col stores: a channel start 8 bytes off the 16-byte grid (loads fault, Q19).
+  TensorMap ch = im2col(DataType::uint8, {32, 4, 2, 1}, {0, 0}, {0, 0}, 16, 4);
+  add("q20x_store_channel_8", "Q20", ".im2col_no_offs store starting at channel 8 of uint8 (H9 for stores?)",
+      one_write(ch, {8, 0, 0, 0}, "", {{"random", 2009}}, {{"random", 2010}}));
 }
 
 // Q21: prefetches of nonsense: huge or misaligned coordinates, an unmapped tensor.
