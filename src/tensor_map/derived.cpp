@@ -86,7 +86,14 @@ uint64_t TensorMap::rows() const {
   return r;
 }
 
-uint64_t TensorMap::smem_footprint() const { return detail::mul_sat(rows(), row_pitch()); }
+uint64_t TensorMap::smem_footprint() const {
+  // A swizzle moves 16-byte chunks only inside their aligned span (§3.1), so the box
+  // reaches to the end of its last span: only dense interleaved rows (Q26) can end
+  // inside one (64-byte rows under 128B swizzle).
+  const uint64_t bytes = detail::mul_sat(rows(), row_pitch());
+  const uint64_t span = static_cast<uint64_t>(swizzle_span(swizzle));
+  return span == 0 || bytes == UINT64_MAX ? bytes : (bytes + span - 1) / span * span;
+}
 
 // H15: 16- to 64-byte aligned operands fault on sm_90; 128 is the minimum for every swizzle.
 uint32_t TensorMap::smem_alignment() const { return 128; }

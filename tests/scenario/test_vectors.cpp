@@ -69,3 +69,5 @@ TEST(HardwareVectors, Im2colLoad) { replay("im2col_load", 150); }
 TEST(HardwareVectors, Im2colStore) { replay("im2col_store", 60); }
 // Interleaved (16B / 32B) tiled loads, ranks 3-5, every plain type and swizzle (Q26).
 TEST(HardwareVectors, TileLoadInterleave) { replay("tile_load_interleave", 100); }
+// Interleaved tiled stores (60%) and reductions (40%, every op of §6.1), the same maps.
+TEST(HardwareVectors, TileStoreInterleave) { replay("tile_store_interleave", 100); }

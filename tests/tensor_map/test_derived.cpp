@@ -138,6 +138,24 @@ TEST(Derived, HugeFieldsSaturateInsteadOfWrapping) {
   EXPECT_EQ(m.elements(1), UINT32_MAX);
 }
 
+// Q26: interleaved rows are dense, so a box can end inside a swizzle span; the
+// footprint runs to the end of that span (the XOR moves chunks inside it).
+TEST(Derived, InterleavedFootprintEndsAtTheLastSwizzleSpan) {
+  TensorMap m;
+  m.data_type = DataType::uint16;
+  m.rank = 3;
+  m.interleave = Interleave::b16;
+  m.box = {4, 5, 3};  // 4 slices of 16 bytes per row; dimension 1 walked once; 3 rows
+  EXPECT_EQ(m.bytes_per_box(), 4u * 16 * 3);
+  EXPECT_EQ(m.row_pitch(), 64u);
+  EXPECT_EQ(m.smem_footprint(), 192u);  // no swizzle
+  m.swizzle = Swizzle::b64;
+  EXPECT_EQ(m.smem_footprint(), 192u);  // 3 × 64: ends on a span
+  m.swizzle = Swizzle::b128;
+  EXPECT_EQ(m.smem_footprint(), 256u);  // the third row ends half way into a 128-byte span
+  EXPECT_EQ(m.bytes_per_box(), 192u);   // complete_tx counts the slices only
+}
+
 // Property: bytes_per_box equals a count of tile indices k with k × E < B, element by element.
 TEST(Derived, MatchesNaiveCountOnRandomMaps) {
   std::mt19937 rng(12345);

@@ -26,6 +26,8 @@ std::vector<Case> im2col_store_cases(int count, uint64_t seed);
 std::vector<Case> question_cases();
 // Random interleaved tiled loads (interleave_cases.cpp, Q26).
 std::vector<Case> interleave_load_cases(int count, uint64_t seed);
+// Random interleaved tiled stores (60%) and reductions (40%) (interleave_cases.cpp, Q26).
+std::vector<Case> interleave_store_cases(int count, uint64_t seed);
 // The 13 unpacked data types, in the order the generators cycle through them.
 inline constexpr tensor_map::DataType kPlainTypes[] = {
     tensor_map::DataType::uint8,       tensor_map::DataType::uint16,   tensor_map::DataType::uint32,
@@ -33,6 +35,21 @@ inline constexpr tensor_map::DataType kPlainTypes[] = {
     tensor_map::DataType::float16,     tensor_map::DataType::float32,  tensor_map::DataType::float64,
     tensor_map::DataType::bfloat16,    tensor_map::DataType::float32_ftz, tensor_map::DataType::tfloat32,
     tensor_map::DataType::tfloat32_ftz};
+// (op, map type) pairs of the random reductions: every op of §6.1 over the types it takes.
+struct RedPair {
+  const char* op;
+  tensor_map::DataType t;
+};
+inline constexpr RedPair kRed[] = {
+    {"add", tensor_map::DataType::uint32},   {"add", tensor_map::DataType::int32},
+    {"add", tensor_map::DataType::uint64},   {"add", tensor_map::DataType::float32},
+    {"add", tensor_map::DataType::float32_ftz}, {"add", tensor_map::DataType::float16},
+    {"add", tensor_map::DataType::bfloat16}, {"min", tensor_map::DataType::int32},
+    {"max", tensor_map::DataType::uint32},   {"min", tensor_map::DataType::int64},
+    {"max", tensor_map::DataType::float16},  {"min", tensor_map::DataType::bfloat16},
+    {"inc", tensor_map::DataType::uint32},   {"dec", tensor_map::DataType::uint32},
+    {"and", tensor_map::DataType::uint32},   {"or", tensor_map::DataType::uint64},
+    {"xor", tensor_map::DataType::int32}};
 // The random draws of the generators; numbered_cases seeds the engine per case.
 inline std::mt19937_64& case_rng() {
   static std::mt19937_64 rng;

@@ -168,17 +168,6 @@ Case make_load(int idx, uint64_t seed) {
 }
 
 // §6.1 (op, map type) pairs of tensor reductions; INT64 and/or/xor fault (H7).
-struct RedPair {
-  const char* op;
-  DataType t;
-};
-const RedPair kRed[] = {{"add", DataType::uint32},  {"add", DataType::int32},       {"add", DataType::uint64},
-                        {"add", DataType::float32}, {"add", DataType::float32_ftz}, {"add", DataType::float16},
-                        {"add", DataType::bfloat16}, {"min", DataType::int32},      {"max", DataType::uint32},
-                        {"min", DataType::int64},   {"max", DataType::float16},     {"min", DataType::bfloat16},
-                        {"inc", DataType::uint32},  {"dec", DataType::uint32},      {"and", DataType::uint32},
-                        {"or", DataType::uint64},   {"xor", DataType::int32}};
-
 Case make_store(int idx, uint64_t seed) {
   static const DataType kTypes[] = {DataType::uint8,   DataType::uint16,  DataType::uint32,  DataType::int64,
                                     DataType::float16, DataType::float32, DataType::float64, DataType::bfloat16,

@@ -1,5 +1,5 @@
-// Random interleaved (16B / 32B) tiled loads for the recorded vectors
-// (`engine_vectors record tile_load_interleave`, Q26): every plain element type,
+// Random interleaved (16B / 32B) tiled loads, stores and reductions for the recorded
+// vectors (`engine_vectors record tile_load_interleave | tile_store_interleave`, Q26): every plain element type,
 // ranks 3-5, both interleaves, every sm_90 swizzle (interleave 32B mostly with
 // its required 32B), both fills, element strides on every dimension (dimension
 // 0 included: honoured on slices), boxes on dimension rank-2 above 1 (walked
@@ -101,8 +101,46 @@ Case make_load(int idx, uint64_t seed) {
   return {"", "", "", s.json()};
 }
 
+// A store (60%) or reduction (40%) of an interleaved box: start coordinates >= 0
+// (H14), boxes partly or wholly past the end, over random global contents; the
+// whole allocation is the output (the slices written and nothing else).
+Case make_store(int idx, uint64_t seed) {
+  const bool reduce = idx % 5 >= 3;
+  const RedPair red = kRed[idx % std::size(kRed)];
+  const DataType t = reduce ? red.t : kPlainTypes[idx % std::size(kPlainTypes)];
+  const int rank = 3 + (idx / 5) % 3;
+  const Interleave il = idx % 2 ? Interleave::b32 : Interleave::b16;
+  const TensorMap m = random_map(t, rank, il);
+  std::vector<int32_t> c(rank);
+  for (int i = 0; i < rank; ++i) c[i] = std::max(0, chance(0.8) ? irand(0, int(m.dims[i]) - 1) : random_coord(m.dims[i], m.box[i]));
+
+  const uint32_t slice = il == Interleave::b16 ? 16 : 32;
+  const uint64_t offset = 32 * irand(0, 3);
+  const uint32_t src = 1024 + 128 * irand(0, 7);
+  const uint32_t region = uint32_t((src + m.smem_footprint() + 127) / 128 * 128 + 128 - 1024);
+  ScenarioJson s(1024 + region);
+  s.add_global("A", offset + tensor_bytes(m, slice) + 64, {{"random", seed}});
+  s.add_map("map0", m, "A", offset);
+  s.add_shared_init(0, 1024, region, {{"random", seed ^ 0x3C3C}});
+  s.sym("smem", "shared:" + std::to_string(src));
+  std::string operand = "[map0, {";
+  for (int i = 0; i < rank; ++i) operand += (i ? ", " : "") + std::to_string(c[i]);
+  operand += "}]";
+  s.step("fence.proxy.async.shared::cta;");
+  if (reduce)
+    s.step("cp.reduce.async.bulk.tensor" + dim_suffix(rank) + ".global.shared::cta." + red.op + ".tile.bulk_group " +
+           operand + ", [smem];");
+  else
+    s.step("cp.async.bulk.tensor" + dim_suffix(rank) + ".global.shared::cta.tile.bulk_group " + operand + ", [smem];");
+  s.step("cp.async.bulk.commit_group;");
+  s.step("cp.async.bulk.wait_group 0;");
+  s.out_global("A", "A");
+  return {"", "", "", s.json()};
+}
+
 }  // namespace
 
 std::vector<Case> interleave_load_cases(int count, uint64_t seed) { return numbered_cases(count, seed, make_load); }
+std::vector<Case> interleave_store_cases(int count, uint64_t seed) { return numbered_cases(count, seed, make_store); }
 
 }  // namespace tmakit::gpu_tools

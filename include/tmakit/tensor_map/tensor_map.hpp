@@ -97,7 +97,7 @@ struct TensorMap {
   uint32_t row_pitch() const;
   // Rows in shared memory (product of the outer box dims, or pixels for im2col).
   uint64_t rows() const;
-  // Shared-memory bytes the box occupies (rows × pitch).
+  // Shared-memory bytes the box occupies: rows × pitch, to the end of its last swizzle span.
   uint64_t smem_footprint() const;
   // Minimum shared-memory alignment of the box operand (H15: 128 on sm_90), and the
   // alignment at which the swizzle pattern starts at phase 0 (256/512/1024).
