@@ -39,14 +39,26 @@ int64_t max_offset(int rank) { return rank == 3 ? 65535 : rank == 4 ? 255 : 31; 
 const char* mode_name(Im2colMode m) {
   return m == Im2colMode::im2col ? ".im2col" : m == Im2colMode::w ? ".im2col::w" : ".im2col::w::128";
 }
-const char* dim_name(int k) { return k == 0 ? "W" : k == 1 ? "H" : "D"; }
+const char* dim_name(int k, bool sliced = false) {
+  if (sliced) return k == 0 ? "C" : k == 1 ? "W" : "H";
+  return k == 0 ? "W" : k == 1 ? "H" : "D";
+}
 
 [[noreturn]] void unsupported(const std::string& why) { fail("model.map-unsupported", "im2col: " + why); }
 
 // What the walk needs from the map and the instruction. Spatial index k is tensor
 // dimension k + 1 (W, H, D); N is dimension rank - 1.
+// Interleaved maps (Q26, docs/hardware-notes.md "interleave decisions" item 9) walk
+// differently on the H100: every row is one 16/32-byte slice (eb = the slice, cpp = 1,
+// C = 1), the walked dimensions are tensor dimensions 0..rank-3 (C counted in slices, W,
+// H; corners, offsets and element strides entry k apply to dimension k), dimension
+// rank-2 stays at its coordinate (bounds-checked, never walked) and the carry goes into N.
 struct Geometry {
   Im2colMode mode;
+  bool sliced = false;  // interleaved: the walk above
+  int first = 1;        // tensor dimension of spatial index 0: 1, or 0 when sliced
+  int64_t fixed_coord = 0, fixed_size = 1;  // sliced: dimension rank-2
+  uint64_t fixed_stride = 0;
   int rank, spatial, walked;  // spatial dims; dims the base walks (all, or W only in ::w modes)
   int eb;
   uint64_t address;
@@ -80,19 +92,19 @@ Geometry make_geometry(const TensorMap& m, std::span<const int32_t> coords, cons
   g.eb = tensor_map::is_packed(m.data_type) ? 0 : tensor_map::element_bytes(m.data_type);
   if (g.eb == 0)
     unsupported(fmt::format("data type {} is a packed type (sm_100+, §2.5)", tensor_map::name(m.data_type)));
-  // Q19, Q26: with C inside one interleave slice (16 or 32 bytes) the H100 walks exactly as
-  // without interleave (tests/vectors/questions/q19_interleave16, q26_im2col_interleave32);
-  // with more slices it does something else (q26_im2col_interleave16_c16): not modelled.
-  if (m.interleave != tensor_map::Interleave::none) {
-    const uint64_t slice = m.interleave == tensor_map::Interleave::b16 ? 16 : 32;
-    if (m.dims[0] * uint64_t(g.eb) > slice)
-      unsupported(fmt::format("interleave {} im2col walks with C = {} ({} bytes) spanning more than one {}-byte slice "
-                              "are not modelled (Q26 open)",
-                              tensor_map::name(m.interleave), m.dims[0], m.dims[0] * uint64_t(g.eb), slice));
-  }
   g.cpp = m.channels_per_pixel;
   if (g.cpp < 1 || g.cpp > kMaxChannels)
     unsupported(fmt::format("channels_per_pixel = {} is outside 1..256 (§1.4)", g.cpp));
+  if (m.interleave != tensor_map::Interleave::none) {
+    // Q26 (probe tools/gpu/probe_interleave_im2col.cu): rows of one slice, channelsPerPixel
+    // ignored. ::w modes (sm_100) were never run with interleave.
+    if (wide) unsupported(fmt::format("interleave {} with {} (sm_100) was never measured", tensor_map::name(m.interleave),
+                                      mode_name(info.mode)));
+    g.sliced = true;
+    g.first = 0;
+    g.eb = m.interleave == tensor_map::Interleave::b16 ? 16 : 32;
+    g.cpp = 1;
+  }
   g.main_rows = info.mode == Im2colMode::w128 ? kW128Pixels : m.pixels_per_column;
   if (g.main_rows < 1 || g.main_rows > kMaxPixels)
     unsupported(fmt::format("pixels_per_column = {} is outside 1..1024 (§1.4)", g.main_rows));
@@ -100,19 +112,25 @@ Geometry make_geometry(const TensorMap& m, std::span<const int32_t> coords, cons
   g.spatial = m.rank - 2;
   g.walked = wide ? 1 : g.spatial;
   g.address = m.global_address;
-  g.C = int64_t(m.dims[0]);
+  g.C = g.sliced ? 1 : int64_t(m.dims[0]);
   g.N = int64_t(m.dims[m.rank - 1]);
   g.n_stride = m.stride_bytes(m.rank - 1);
   g.n_step = m.element_strides[m.rank - 1];
   if (g.n_step < 1 || g.n_step > kMaxElementStride)
     unsupported(fmt::format("element_strides[{}] = {} is outside 1..8 (§1.3)", m.rank - 1, g.n_step));
   for (int k = 0; k < g.spatial; ++k) {
-    g.size[k] = int64_t(m.dims[k + 1]);
-    g.stride[k] = m.stride_bytes(k + 1);
-    const uint32_t es = m.element_strides[k + 1];
+    const int t = k + g.first;  // tensor dimension
+    g.size[k] = int64_t(m.dims[t]);
+    g.stride[k] = t == 0 ? uint64_t(g.eb) : m.stride_bytes(t);  // sliced: slice k0 at k0 × slice
+    const uint32_t es = m.element_strides[t];
     if (es < 1 || es > kMaxElementStride)
-      unsupported(fmt::format("element_strides[{}] = {} is outside 1..8 (§1.3)", k + 1, es));
+      unsupported(fmt::format("element_strides[{}] = {} is outside 1..8 (§1.3)", t, es));
     g.step[k] = es;  // §4.2 item 4: traversal strides of W, H, D
+  }
+  if (g.sliced) {
+    g.fixed_coord = coords[g.rank - 2];
+    g.fixed_size = int64_t(m.dims[g.rank - 2]);
+    g.fixed_stride = m.stride_bytes(g.rank - 2);
   }
   g.group = g.main_rows;
   if (!wide) {
@@ -123,7 +141,7 @@ Geometry make_geometry(const TensorMap& m, std::span<const int32_t> coords, cons
       if (info.offsets[k] < 0 || info.offsets[k] > max_offset(g.rank))
         fail("tensor.im2col-offset-range",
              fmt::format("im2col offset {} (i2cOff{}) = {} is outside [0, {}] for a rank-{} map (§4.1)", k,
-                         dim_name(k), info.offsets[k], max_offset(g.rank), g.rank));
+                         dim_name(k, g.sliced), info.offsets[k], max_offset(g.rank), g.rank));
     }
   } else {
     const int64_t max_halo = info.mode == Im2colMode::w ? kMaxHaloW : kMaxHaloW128;
@@ -142,19 +160,23 @@ Geometry make_geometry(const TensorMap& m, std::span<const int32_t> coords, cons
   }
   // §4.1, §13 item 6: the filter base starts inside the bounding box [lower, X - 1 + upper];
   // in ::w modes the W coordinate may lie left of the box (PTX-T 5.5.5.1), never right of it.
+  // Sliced maps: the H100 raised an illegal instruction for a C, W or (rank 5) H base outside
+  // its box (c = -4, c = C, w = W, w = -1, h = H: tests/vectors/logs/q26-im2col-probe).
   for (int k = 0; k < g.walked; ++k) {
-    const int64_t start = coords[k + 1] + g.w_shift;
+    const int64_t start = coords[k + g.first] + g.w_shift;
     const int64_t last = g.size[k] - 1 + g.upper[k];
     if ((!wide && start < g.lower[k]) || start > last)
       fail("tensor.im2col-base-outside-box",
            fmt::format("{} coordinate coords[{}] = {}{} lies outside the bounding box [{}, {}] = [lower, dims[{}] - 1 + "
                        "upper] (§4.1, §13 item 6{})",
-                       dim_name(k), k + 1, coords[k + 1], wide ? fmt::format(" (+ wOffset {})", info.w_offset) : "",
-                       wide ? std::string("-inf") : std::to_string(g.lower[k]), last, k + 1,
+                       dim_name(k, g.sliced), k + g.first, coords[k + g.first],
+                       wide ? fmt::format(" (+ wOffset {})", info.w_offset) : "",
+                       wide ? std::string("-inf") : std::to_string(g.lower[k]), last, k + g.first,
                        wide ? "; ::w modes allow only the left side, PTX-T 5.5.5.1" : ""));
   }
   g.row_bytes = g.cpp * uint32_t(g.eb);
-  g.pitch = std::max(g.row_bytes, swizzle_span_bytes(m.swizzle));  // H2
+  // H2; sliced rows are dense (one slice apart) and then swizzled, as interleaved tiled rows.
+  g.pitch = g.sliced ? g.row_bytes : std::max(g.row_bytes, swizzle_span_bytes(m.swizzle));
   g.swz = m.swizzle;
   return g;
 }
@@ -176,7 +198,7 @@ void advance(const Geometry& g, std::array<int64_t, 3>& base, int64_t& n) {
 template <class F>
 void walk(const Geometry& g, std::span<const int32_t> coords, F&& f) {
   std::array<int64_t, 3> base{};
-  for (int k = 0; k < g.spatial; ++k) base[k] = coords[k + 1];
+  for (int k = 0; k < g.spatial; ++k) base[k] = coords[k + g.first];
   base[0] += g.w_shift;  // §4.4: wOffset moves the W coordinate with the corners
   int64_t n = coords[g.rank - 1];
   uint32_t row = 0;
@@ -184,10 +206,10 @@ void walk(const Geometry& g, std::span<const int32_t> coords, F&& f) {
     Im2colRow r;
     r.row = row++;
     r.n = n;
-    r.c = coords[0];
+    r.c = g.sliced ? 0 : coords[0];
     r.halo = halo;
     std::array<int64_t, 3> px{};
-    bool in = n >= 0 && n < g.N;
+    bool in = n >= 0 && n < g.N && (!g.sliced || (g.fixed_coord >= 0 && g.fixed_coord < g.fixed_size));
     for (int k = 0; k < g.spatial; ++k) {
       px[k] = at[k] + g.off[k];  // §4.2 step 2: base + offsets
       in = in && px[k] >= 0 && px[k] < g.size[k];
@@ -219,7 +241,8 @@ std::pair<uint32_t, uint32_t> channel_range(const Geometry& g, const Im2colRow& 
 // Global address of channel c + k of the row's pixel (§2.1 item 4 over C, W, H, D, N).
 u128 element_address(const Geometry& g, const Im2colRow& r, uint32_t k) {
   const std::array<int64_t, 3> px{r.w, r.h, r.d};
-  u128 a = g.address + u128(uint64_t(r.c + k)) * uint64_t(g.eb) + u128(uint64_t(r.n)) * g.n_stride;
+  u128 a = g.address + u128(uint64_t(r.c + k)) * uint64_t(g.eb) + u128(uint64_t(r.n)) * g.n_stride +
+           u128(uint64_t(g.fixed_coord)) * g.fixed_stride;
   for (int i = 0; i < g.spatial; ++i) a += u128(uint64_t(px[i])) * g.stride[i];
   return a;
 }
@@ -241,7 +264,8 @@ std::string hex(u128 a) {
 template <class Mem>
 auto whole_tensor(Mem& mem, const TensorMap& m, const Geometry& g) -> decltype(mem.find(0, 0)) {
   u128 end = g.address + uint64_t(g.eb);
-  for (int i = 0; i < g.rank; ++i) end += u128(m.dims[i] ? m.dims[i] - 1 : 0) * m.stride_bytes(i);
+  for (int i = 0; i < g.rank; ++i)
+    end += u128(m.dims[i] ? m.dims[i] - 1 : 0) * (i == 0 ? uint64_t(g.eb) : m.stride_bytes(i));  // sliced: slices
   return find(mem, g.address, uint64_t(std::min<u128>(end - g.address, UINT64_MAX)));
 }
 
@@ -294,6 +318,9 @@ template <class Apply>
 void write_rows(const TensorMap& m, std::span<const int32_t> coords, std::span<const uint8_t> smem,
                 uint32_t src_offset, GlobalMemory& mem, const char* what, Apply&& apply) {
   const Im2colInfo no_offs{};  // .im2col_no_offs: the load walk with offsets 0 (§4.3)
+  if (m.interleave != tensor_map::Interleave::none)
+    unsupported(fmt::format("{} of an interleave {} map: the H100 was probed with loads only (Q26)", what,
+                            tensor_map::name(m.interleave)));
   const Geometry g = make_geometry(m, coords, no_offs);
   check_fits(g, smem.size(), src_offset, what);
   uint8_t* whole = whole_tensor(mem, m, g);
@@ -389,9 +416,9 @@ void im2col_load(const TensorMap& map, std::span<const int32_t> coords, const Im
     if (lo) put(row, 0, fill.data(), lo * eb);
     const uint8_t* src = row_bytes_at(mem, whole, g, r, lo, hi, "load");
     uint32_t words[kMaxChannels];
-    if (tf32) {  // f32 elements, rounded on the way (H3)
-      std::memcpy(words, src, (hi - lo) * 4);
-      for (uint32_t& w : std::span(words, hi - lo)) w = tf32_round(w);
+    if (tf32) {  // f32 elements, rounded on the way (H3); a slice holds 4 or 8 of them
+      std::memcpy(words, src, (hi - lo) * eb);
+      for (uint32_t& w : std::span(words, (hi - lo) * eb / 4)) w = tf32_round(w);
       src = reinterpret_cast<const uint8_t*>(words);
     }
     put(row, lo * eb, src, (hi - lo) * eb);

@@ -55,8 +55,8 @@ Diagnostics check_coordinates(const TensorMap& map, std::span<const int32_t> coo
                 fmt::format("data type {} needs the innermost coordinate to be a multiple of 128, got coords[0] = {}",
                             name(t), c0),
                 "coords[0]");
-    } else if (map.interleave == Interleave::none || map.encode != Encode::tiled) {
-      // Interleaved tiled maps count c[0] in whole 16/32-byte slices (Q26): always aligned.
+    } else if (map.interleave == Interleave::none) {
+      // Interleaved tiled and im2col maps count c[0] in whole 16/32-byte slices (Q26): always aligned.
       int64_t bytes = c0 * element_bytes(t);
       if (bytes % 16 != 0)
         d.error("coord.inner-align",

@@ -21,9 +21,10 @@ uint64_t bits_to_bytes(uint64_t bits) { return bits / 8 + (bits % 8 ? 1 : 0); }
 
 // Interleaved tiled maps (Q26, docs/hardware-notes.md "interleave decisions"): an element
 // of dimension 0 is one whole slice of 16 or 32 bytes, whatever the data type, and
-// dimension rank-2 is walked once (its box and element stride are ignored).
+// dimension rank-2 is walked once (its box and element stride are ignored). Interleaved
+// im2col maps (item 9 there): every shared row is one slice, whatever channelsPerPixel.
 uint32_t slice_bytes(const TensorMap& m) {
-  if (m.encode != Encode::tiled) return 0;
+  if (m.encode != Encode::tiled && m.encode != Encode::im2col) return 0;
   return m.interleave == Interleave::b16 ? 16 : m.interleave == Interleave::b32 ? 32 : 0;
 }
 
@@ -45,7 +46,7 @@ uint32_t TensorMap::traversal_stride(int i) const {
 
 uint32_t TensorMap::elements(int i) const {
   if (encode != Encode::tiled) {
-    if (i == 0) return channels_per_pixel;
+    if (i == 0) return slice_bytes(*this) ? 1 : channels_per_pixel;  // Q26: one slice a row
     if (i == 1) return pixels(*this);
     return 1;
   }

@@ -16,6 +16,7 @@
 #include "tmakit/model/memory.hpp"
 #include "tmakit/model/tile.hpp"
 #include "tmakit/spec/target.hpp"
+#include "interleave_ref.hpp"
 
 namespace {
 
@@ -23,18 +24,8 @@ using tmakit::DiagnosticError;
 using tmakit::model::GlobalMemory;
 using namespace tmakit::tensor_map;
 
-uint32_t slice_of(Interleave il) { return il == Interleave::b16 ? 16 : 32; }
-
-// §3.1 on a shared offset whose window starts 1024-aligned: chunk bits 4-6 XOR line bits.
-uint32_t xor_swizzle(Swizzle s, uint32_t a) {
-  const uint32_t mask = s == Swizzle::b32 ? 1 : s == Swizzle::b64 ? 3 : s == Swizzle::b128 ? 7 : 0;
-  return a ^ (((a >> 7) & mask) << 4);
-}
-
-struct Slice {
-  bool in;
-  uint64_t global;  // byte address of the slice (in bounds only)
-};
+using namespace interleave_ref;
+using Slice = Unit;
 
 // Every slice of the box in shared-memory order, the naive way: an odometer over
 // k[0..rank-1] with k[rank-2] pinned to 0.
@@ -61,16 +52,7 @@ std::vector<Slice> ref_slices(const TensorMap& m, const std::vector<int32_t>& c)
 
 std::vector<uint8_t> ref_load(const TensorMap& m, const std::vector<int32_t>& c, const GlobalMemory& g,
                               std::vector<uint8_t> smem, uint32_t dst) {
-  const uint32_t s = slice_of(m.interleave);
-  const auto slices = ref_slices(m, c);
-  for (size_t j = 0; j < slices.size(); ++j)
-    for (uint32_t b = 0; b < s; ++b) {
-      uint8_t v = 0;
-      if (slices[j].in) v = *g.find(slices[j].global + b, 1);
-      else if (m.oob_fill == OobFill::nan_request_zero_fma) v = b % 2 ? 0x7F : 0xF7;  // 0x7FF7 (probe, f16/bf16/f32)
-      smem[xor_swizzle(m.swizzle, dst + uint32_t(j) * s + b)] = v;
-    }
-  return smem;
+  return place(m, ref_slices(m, c), g, std::move(smem), dst);
 }
 
 std::mt19937_64 rng(2026);
@@ -78,7 +60,6 @@ int irand(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rn
 
 // A random interleaved map whose box fits 12 KiB of shared memory.
 TensorMap random_map(DataType t, int rank, Interleave il) {
-  const uint32_t s = slice_of(il);
   TensorMap m;
   do {
   m = TensorMap{};
@@ -91,20 +72,10 @@ TensorMap random_map(DataType t, int rank, Interleave il) {
   m.element_strides[0] = irand(1, 3);
   m.dims[0] = irand(1, 10);
   for (int i = 1; i < rank; ++i) m.dims[i] = irand(1, 5), m.box[i] = irand(1, 3), m.element_strides[i] = irand(1, 2);
-  uint64_t prev = m.dims[0] * s;
-  for (int i = 0; i + 1 < rank; ++i) {
-    m.strides[i] = prev + 32 * irand(0, 2);
-    prev = m.strides[i] * m.dims[i + 1];
-  }
+  padded_strides(m, irand);
   m.oob_fill = is_float(t) && irand(0, 1) ? OobFill::nan_request_zero_fma : OobFill::zero;
   } while (m.smem_footprint() > 12288);
   return m;
-}
-
-uint64_t tensor_end(const TensorMap& m) {
-  uint64_t last = m.dims[0] * slice_of(m.interleave);
-  for (int i = 1; i < m.rank; ++i) last += (m.dims[i] - 1) * m.strides[i - 1];
-  return last;
 }
 
 TEST(Interleave, RandomLoadsMatchThePerSliceReference) {
@@ -135,7 +106,9 @@ TEST(Interleave, RandomLoadsMatchThePerSliceReference) {
     EXPECT_EQ(m.smem_footprint(), (m.bytes_per_box() + span - 1) / span * span) << iter;
     // Nothing lands before the box or past that footprint.
     for (size_t i = 0; i < smem.size(); ++i)
-      if (i < dst || i >= dst + m.smem_footprint()) ASSERT_EQ(smem[i], before[i]) << iter << " byte " << i;
+      if (i < dst || i >= dst + m.smem_footprint()) {
+        ASSERT_EQ(smem[i], before[i]) << iter << " byte " << i;
+      }
   }
 }
 

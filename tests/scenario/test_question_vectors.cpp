@@ -72,11 +72,9 @@ const std::map<std::string, std::string> kModelRefuses = {
     {"q22_past_shared", "model.shared-range"},
     // Q26: an interleaved load armed with more than its slices' bytes hangs; one whose slices
     // run past the allocation is undefined (the first recording faulted with an illegal
-    // address, this one read whatever lay there); an interleaved im2col tensor of two
-    // slices is not modelled.
+    // address, this one read whatever lay there).
     {"q26_interleave16_armed_384", "model.deadlock"},
     {"q26_interleave32_past_allocation", "model.global-fault"},
-    {"q26_im2col_interleave16_c16", "model.map-unsupported"},
 };
 
 // Q25 scenarios whose flags depend on timing: the GPU engine's step handshakes outlast

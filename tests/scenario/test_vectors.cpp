@@ -71,3 +71,5 @@ TEST(HardwareVectors, Im2colStore) { replay("im2col_store", 60); }
 TEST(HardwareVectors, TileLoadInterleave) { replay("tile_load_interleave", 100); }
 // Interleaved tiled stores (60%) and reductions (40%, every op of §6.1), the same maps.
 TEST(HardwareVectors, TileStoreInterleave) { replay("tile_store_interleave", 100); }
+// Interleaved im2col loads: one slice per row, the walk over C (in slices), W (and H) (Q26 item 9).
+TEST(HardwareVectors, Im2colLoadInterleave) { replay("im2col_load_interleave", 80); }

@@ -28,6 +28,8 @@ std::vector<Case> question_cases();
 std::vector<Case> interleave_load_cases(int count, uint64_t seed);
 // Random interleaved tiled stores (60%) and reductions (40%) (interleave_cases.cpp, Q26).
 std::vector<Case> interleave_store_cases(int count, uint64_t seed);
+// Random interleaved im2col loads (interleave_cases.cpp, Q26 item 9).
+std::vector<Case> interleave_im2col_load_cases(int count, uint64_t seed);
 // The 13 unpacked data types, in the order the generators cycle through them.
 inline constexpr tensor_map::DataType kPlainTypes[] = {
     tensor_map::DataType::uint8,       tensor_map::DataType::uint16,   tensor_map::DataType::uint32,

@@ -70,6 +70,30 @@ int32_t random_coord(uint64_t dim, uint32_t box) {
   return d - irand(0, 1) + (r == 9 ? int(box) : 0);  // at or past the end
 }
 
+// One CTA around one interleaved copy: A holds the tensor at a random 32-byte offset
+// (random contents, slack after it); shared memory from 1024 holds random bytes
+// (seed ^ shared_xor) with the box ("smem") at a random 128-byte phase of the swizzle
+// pattern; `operand` is [map0, {c...}]. Loads add "mbar" at 0 themselves.
+struct Frame {
+  ScenarioJson s;
+  std::string operand;
+  uint32_t region;  // bytes of the shared output from 1024
+};
+Frame frame(const TensorMap& m, const std::vector<int32_t>& c, uint64_t seed, uint64_t shared_xor) {
+  const uint32_t slice = m.interleave == Interleave::b16 ? 16 : 32;
+  const uint64_t offset = 32 * irand(0, 3);
+  const uint32_t box = 1024 + 128 * irand(0, 7);
+  const uint32_t region = uint32_t((box + m.smem_footprint() + 127) / 128 * 128 + 128 - 1024);
+  Frame f{ScenarioJson(1024 + region), "[map0, {", region};
+  f.s.add_global("A", offset + tensor_bytes(m, slice) + 64, {{"random", seed}});
+  f.s.add_map("map0", m, "A", offset);
+  f.s.add_shared_init(0, 1024, region, {{"random", seed ^ shared_xor}});
+  f.s.sym("smem", "shared:" + std::to_string(box));
+  for (int i = 0; i < m.rank; ++i) f.operand += (i ? ", " : "") + std::to_string(c[i]);
+  f.operand += "}]";
+  return f;
+}
+
 Case make_load(int idx, uint64_t seed) {
   const DataType t = kPlainTypes[idx % std::size(kPlainTypes)];
   const int rank = 3 + (idx / 13) % 3;
@@ -78,27 +102,15 @@ Case make_load(int idx, uint64_t seed) {
   std::vector<int32_t> c(rank);
   for (int i = 0; i < rank; ++i) c[i] = chance(0.7) ? irand(0, int(m.dims[i]) - 1) : random_coord(m.dims[i], m.box[i]);
 
-  const uint32_t slice = il == Interleave::b16 ? 16 : 32;
-  const uint64_t offset = 32 * irand(0, 3);
-  const uint64_t bytes = m.bytes_per_box(), footprint = m.smem_footprint();
-  const uint32_t dst = 1024 + 128 * irand(0, 7);  // every 128-byte phase of the swizzle pattern
-  const uint32_t region = uint32_t((dst + footprint + 127) / 128 * 128 + 128 - 1024);
+  Frame f = frame(m, c, seed, 0x5A5A);
   const bool cluster = chance(0.3);
-  ScenarioJson s(1024 + region);
-  s.add_global("A", offset + tensor_bytes(m, slice) + 64, {{"random", seed}});
-  s.add_map("map0", m, "A", offset);
-  s.add_shared_init(0, 1024, region, {{"random", seed ^ 0x5A5A}});
-  s.sym("smem", "shared:" + std::to_string(dst));
-  s.sym("mbar", "shared:0");
-  std::string operand = "[map0, {";
-  for (int i = 0; i < rank; ++i) operand += (i ? ", " : "") + std::to_string(c[i]);
-  operand += "}]";
-  load_steps(s,
+  f.s.sym("mbar", "shared:0");
+  load_steps(f.s,
              "cp.async.bulk.tensor" + dim_suffix(rank) + (cluster ? ".shared::cluster" : ".shared::cta") +
-                 ".global.tile.mbarrier::complete_tx::bytes [smem], " + operand + ", [mbar];",
-             bytes);
-  s.out_shared("tile", 0, 1024, region);
-  return {"", "", "", s.json()};
+                 ".global.tile.mbarrier::complete_tx::bytes [smem], " + f.operand + ", [mbar];",
+             m.bytes_per_box());
+  f.s.out_shared("tile", 0, 1024, f.region);
+  return {"", "", "", f.s.json()};
 }
 
 // A store (60%) or reduction (40%) of an interleaved box: start coordinates >= 0
@@ -114,18 +126,9 @@ Case make_store(int idx, uint64_t seed) {
   std::vector<int32_t> c(rank);
   for (int i = 0; i < rank; ++i) c[i] = std::max(0, chance(0.8) ? irand(0, int(m.dims[i]) - 1) : random_coord(m.dims[i], m.box[i]));
 
-  const uint32_t slice = il == Interleave::b16 ? 16 : 32;
-  const uint64_t offset = 32 * irand(0, 3);
-  const uint32_t src = 1024 + 128 * irand(0, 7);
-  const uint32_t region = uint32_t((src + m.smem_footprint() + 127) / 128 * 128 + 128 - 1024);
-  ScenarioJson s(1024 + region);
-  s.add_global("A", offset + tensor_bytes(m, slice) + 64, {{"random", seed}});
-  s.add_map("map0", m, "A", offset);
-  s.add_shared_init(0, 1024, region, {{"random", seed ^ 0x3C3C}});
-  s.sym("smem", "shared:" + std::to_string(src));
-  std::string operand = "[map0, {";
-  for (int i = 0; i < rank; ++i) operand += (i ? ", " : "") + std::to_string(c[i]);
-  operand += "}]";
+  Frame f = frame(m, c, seed, 0x3C3C);
+  ScenarioJson& s = f.s;
+  const std::string& operand = f.operand;
   s.step("fence.proxy.async.shared::cta;");
   if (reduce)
     s.step("cp.reduce.async.bulk.tensor" + dim_suffix(rank) + ".global.shared::cta." + red.op + ".tile.bulk_group " +
@@ -138,9 +141,82 @@ Case make_store(int idx, uint64_t seed) {
   return {"", "", "", s.json()};
 }
 
+// An interleaved im2col map (Q26 item 9): one slice per shared row, the walk over
+// dimensions 0..rank-3 (C in slices, W, H at rank 5) with corner pair k and
+// elementStrides[k] on dimension k, dimension rank-2 fixed at its coordinate.
+TensorMap random_im2col_map(DataType t, int rank, Interleave il) {
+  static const spec::Target sm90 = *spec::parse_target("sm_90a");
+  const uint32_t slice = il == Interleave::b16 ? 16 : 32;
+  for (;;) {
+    TensorMap m;
+    m.encode = tensor_map::Encode::im2col;
+    m.data_type = t;
+    m.rank = rank;
+    m.interleave = il;
+    m.swizzle = il == Interleave::b32 && chance(0.75) ? Swizzle::b32 : static_cast<Swizzle>(irand(0, 3));
+    const int eb = elem_bytes(t);
+    m.channels_per_pixel = uint32_t(std::max(1, int(slice) * irand(1, 2) / eb));  // ignored by the walk
+    m.pixels_per_column = irand(1, 24);
+    m.dims[0] = irand(1, 6);  // slices
+    for (int i = 1; i + 1 < rank; ++i) m.dims[i] = irand(1, rank == 5 ? 4 : 6);
+    m.dims[rank - 1] = irand(1, 3);
+    for (int k = 0; k + 2 < rank; ++k) {
+      m.pixel_box_lower[k] = irand(-2, 1);
+      m.pixel_box_upper[k] = irand(-2, 1);
+      m.element_strides[k] = chance(0.25) ? irand(2, 3) : 1;
+    }
+    if (chance(0.15)) m.element_strides[rank - 1] = irand(2, 3);  // the carry into n
+    uint64_t prev = m.dims[0] * slice;
+    for (int i = 0; i + 1 < rank; ++i) {
+      m.strides[i] = (prev + slice - 1) / slice * slice + (chance(0.3) ? 32 * irand(1, 2) : 0);
+      prev = m.strides[i] * m.dims[i + 1];
+    }
+    m.l2_promotion = static_cast<tensor_map::L2Promotion>(irand(0, 3));
+    m.oob_fill = is_float_type(t) && chance(0.5) ? OobFill::nan_request_zero_fma : OobFill::zero;
+    m.global_address = 256;
+    if (tensor_bytes(m, slice) > 16384) continue;
+    bool empty_box = false;  // a base needs a place inside every walked dimension's box
+    for (int k = 0; k + 2 < rank; ++k)
+      empty_box = empty_box || m.pixel_box_lower[k] > int(m.dims[k]) - 1 + m.pixel_box_upper[k];
+    if (!empty_box && !tensor_map::validate(m, sm90).has_errors()) return m;
+  }
+}
+
+// An interleaved im2col load: the base of every walked dimension inside its box
+// (outside faults, Q26 item 9), the fixed dimension anywhere near the tensor, n
+// sometimes past the end, small offsets, shared destinations at every 128-byte phase.
+Case make_im2col_load(int idx, uint64_t seed) {
+  const DataType t = kPlainTypes[idx % std::size(kPlainTypes)];
+  const int rank = 3 + (idx / 13) % 3;
+  const Interleave il = idx % 2 ? Interleave::b32 : Interleave::b16;
+  const TensorMap m = random_im2col_map(t, rank, il);
+  std::vector<int32_t> c(rank);
+  for (int k = 0; k + 2 < rank; ++k) {
+    const int lo = m.pixel_box_lower[k], hi = int(m.dims[k]) - 1 + m.pixel_box_upper[k];
+    c[k] = irand(lo, std::max(lo, hi));
+  }
+  c[rank - 2] = irand(-1, int(m.dims[rank - 2]));
+  c[rank - 1] = chance(0.15) ? int(m.dims[rank - 1]) : irand(0, int(m.dims[rank - 1]) - 1);
+  std::vector<int64_t> off(rank - 2);
+  for (auto& o : off) o = chance(0.5) ? irand(0, 2) : 0;
+
+  Frame f = frame(m, c, seed, 0x5A5A);
+  f.s.sym("mbar", "shared:0");
+  load_steps(f.s,
+             "cp.async.bulk.tensor" + dim_suffix(rank) +
+                 ".shared::cta.global.im2col.mbarrier::complete_tx::bytes [smem], " + f.operand + ", [mbar], " +
+                 coord_list(off) + ";",
+             m.bytes_per_box());
+  f.s.out_shared("tile", 0, 1024, f.region);
+  return {"", "", "", f.s.json()};
+}
+
 }  // namespace
 
 std::vector<Case> interleave_load_cases(int count, uint64_t seed) { return numbered_cases(count, seed, make_load); }
+std::vector<Case> interleave_im2col_load_cases(int count, uint64_t seed) {
+  return numbered_cases(count, seed, make_im2col_load);
+}
 std::vector<Case> interleave_store_cases(int count, uint64_t seed) { return numbered_cases(count, seed, make_store); }
 
 }  // namespace tmakit::gpu_tools

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "probe_common.cuh"
 #include "tmakit/device/tma.cuh"
 #include "tmakit/gpu/encode.hpp"
 #include "tmakit/tensor_map/tensor_map.hpp"
@@ -39,12 +40,7 @@
 namespace dev = tmakit::device;
 namespace tmap_ns = tmakit::tensor_map;
 
-constexpr uint32_t kAllocBytes = 4u << 20;
-constexpr uint32_t kTensorOffset = 2u << 20;
-constexpr uint32_t kWindow = 49152;
-constexpr uint32_t kDst = 4096;
-constexpr uint32_t kMarker = 0x11111111u;
-constexpr uint64_t kTimeoutNs = 2'000'000;
+using namespace probe_common;
 
 struct Info {
   uint64_t state_before, state_after, state_late;
@@ -64,10 +60,7 @@ __global__ void probe(const __grid_constant__ CUtensorMap map, int rank, int4 c0
                       uint32_t arm2, uint32_t dst, uint32_t* window_out, Info* info) {
   extern __shared__ __align__(1024) uint8_t raw[];
   __shared__ uint64_t bar;
-  uint8_t* win = raw + ((1024 - (dev::smem_addr(raw) & 1023)) & 1023);
-  uint32_t* w = reinterpret_cast<uint32_t*>(win);
-  for (uint32_t i = threadIdx.x; i < kWindow / 4; i += blockDim.x) w[i] = kMarker;
-  __syncthreads();
+  uint8_t* win = marked_window(raw);
   if (threadIdx.x == 0) {
     dev::mbar_init(&bar, 1);
     dev::fence_mbarrier_init();
@@ -87,20 +80,15 @@ __global__ void probe(const __grid_constant__ CUtensorMap map, int rank, int4 c0
       if (rank == 3) issue<3>(win + dst, map, c, &bar);
       else if (rank == 4) issue<4>(win + dst, map, c, &bar);
       else issue<5>(win + dst, map, c, &bar);
-      uint64_t done = 0;
-      while (!(done = dev::test_wait_parity(&bar, 0)) && dev::global_timer_ns() - t0 < kTimeoutNs) {
-      }
-      info->done = done;
-      info->done_ns = dev::global_timer_ns() - t0;
+      uint64_t done_ns = 0;
+      info->done = poll(&bar, t0, &done_ns);
+      info->done_ns = done_ns;
       info->state_after = *vb;
-      const uint64_t t1 = dev::global_timer_ns();
-      while (dev::global_timer_ns() - t1 < 200'000) {
-      }
+      settle();
       info->state_late = *vb;
     }
   }
-  __syncthreads();
-  for (uint32_t i = threadIdx.x; i < kWindow / 4; i += blockDim.x) window_out[i] = w[i];
+  copy_window_out(win, window_out);
 }
 
 struct Case {
@@ -248,46 +236,13 @@ tmap_ns::TensorMap map_of(const Case& k, uint64_t addr, int il) {
   return m;
 }
 
-std::string hex(const void* p, size_t n) {
-  std::string s;
-  char b[4];
-  for (size_t i = 0; i < n; ++i) {
-    std::snprintf(b, sizeof b, "%02x", static_cast<const uint8_t*>(p)[i]);
-    s += b;
-  }
-  return s;
-}
-
-#define CHECK_OR_FAULT(what, idx)                                                                       \
-  do {                                                                                                 \
-    cudaError_t e_ = cudaDeviceSynchronize();                                                          \
-    if (e_ == cudaSuccess) e_ = cudaGetLastError();                                                    \
-    if (e_ != cudaSuccess) {                                                                           \
-      std::fprintf(res, "{\"case\": %zu, \"fault\": \"%s\", \"at\": \"%s\"}\n", idx, cudaGetErrorName(e_), \
-                   what);                                                                              \
-      std::fflush(res);                                                                                \
-      std::printf("FAULT case %zu (%s): %s\n", idx, what, cudaGetErrorName(e_));                       \
-      std::exit(3);                                                                                    \
-    }                                                                                                  \
-  } while (0)
-
 int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--count") return std::printf("%zu\n", kCases.size()), 0;
   if (argc != 3) return std::fprintf(stderr, "usage: probe_interleave OUTDIR FIRST_CASE | --count\n"), 2;
   const std::string out = argv[1];
   const size_t first = std::stoul(argv[2]);
   FILE* res = std::fopen((out + "/results.jsonl").c_str(), "a");
-  uint8_t* g = nullptr;
-  cudaMalloc(&g, kAllocBytes);
-  {
-    std::vector<uint32_t> h(kAllocBytes / 4);
-    for (uint32_t i = 0; i < h.size(); ++i) {
-      uint32_t v = 0;
-      for (uint32_t b = 0; b < 4; ++b) v |= (0x80u | b << 5 | ((i >> (5 * b)) & 31)) << (8 * b);
-      h[i] = v;
-    }
-    cudaMemcpy(g, h.data(), kAllocBytes, cudaMemcpyHostToDevice);
-  }
+  uint8_t* g = self_describing_allocation();
   uint32_t* win = nullptr;
   Info* info = nullptr;
   cudaMalloc(&win, kWindow);

@@ -66,7 +66,9 @@ struct Im2colInfo {
 bool parse_im2col_mode(std::string_view load_mode, Im2colMode& out);
 
 // What shared row `row` holds: channels c .. c + channelsPerPixel - 1 of input pixel
-// (n, d, h, w) (d and h are 0 where the rank lacks them).
+// (n, d, h, w) (d and h are 0 where the rank lacks them). Interleaved maps (Q26): one
+// slice; w, h, d hold the walked dimensions 0..rank-3 (C in slices, W, H), c is 0, and
+// dimension rank-2 stays at its coordinate.
 struct Im2colRow {
   uint32_t row = 0;
   int64_t n = 0, d = 0, h = 0, w = 0;
