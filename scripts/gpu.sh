@@ -21,7 +21,7 @@
 #                           Carry .gpubuild/{engine,lib,sample,tests}.
 #   scripts/gpu.sh check    on the GPU machine: every GPU test (tests/gpu/*.cu), then `engine`;
 #                           results under $OUT (check-log.txt, one log per test).
-#   scripts/gpu.sh unpack-truth DIR    here: DIR/truth-vectors.tar.gz -> tests/vectors/{im2col_load,im2col_store,tile_load_interleave,tile_store_interleave,im2col_load_interleave,questions}/.
+#   scripts/gpu.sh unpack-truth DIR    here: DIR/truth-vectors.tar.gz -> tests/vectors/{im2col_load,im2col_store,tile_load_interleave,tile_store_interleave,im2col_load_interleave,im2col_store_interleave,questions}/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -58,7 +58,7 @@ sample() {
   python3 - "$ROOT" <<'PY'
 import json, pathlib, sys
 root = pathlib.Path(sys.argv[1])
-for cat in ["tile_load", "tile_store", "tile_reduce", "bulk_copy", "multicast", "im2col_load", "im2col_store", "tile_load_interleave", "tile_store_interleave", "im2col_load_interleave"]:
+for cat in ["tile_load", "tile_store", "tile_reduce", "bulk_copy", "multicast", "im2col_load", "im2col_store", "tile_load_interleave", "tile_store_interleave", "im2col_load_interleave", "im2col_store_interleave"]:
     files = sorted((root / "tests/vectors" / cat).glob("*.json"))
     for f in files[::8]:
         sc = json.loads(f.read_text())["scenario"]
@@ -83,7 +83,7 @@ engine() {
   echo "== tmakit run --engine gpu -o"
   "$BIN/tmakit" run --engine gpu examples/quickstart/scenario.json -o /tmp/quickstart-gpu && ls -l /tmp/quickstart-gpu
   echo "== engine_vectors replay (every recorded vector)"
-  time timeout 200 "$BIN/engine_vectors" replay "$ROOT"/tests/vectors/{tile_load,tile_store,tile_reduce,bulk_copy,multicast,im2col_load,im2col_store,tile_load_interleave,tile_store_interleave,im2col_load_interleave}/*.json \
+  time timeout 200 "$BIN/engine_vectors" replay "$ROOT"/tests/vectors/{tile_load,tile_store,tile_reduce,bulk_copy,multicast,im2col_load,im2col_store,tile_load_interleave,tile_store_interleave,im2col_load_interleave,im2col_store_interleave}/*.json \
     >"$out/replay.txt" 2>&1
   tail -9 "$out/replay.txt"
   echo "== engine_vectors faults"
@@ -100,7 +100,7 @@ unpack_faults() {
 }
 
 # im2col and interleaved tile categories (COUNT random cases, SEED) and the §14 questions, recorded through the GPU engine.
-TRUTH_CATEGORIES="im2col_load:160:31 im2col_store:80:32 tile_load_interleave:120:41 tile_store_interleave:100:42 im2col_load_interleave:80:43"
+TRUTH_CATEGORIES="im2col_load:160:31 im2col_store:80:32 tile_load_interleave:120:41 tile_store_interleave:100:42 im2col_load_interleave:80:43 im2col_store_interleave:60:44"
 
 truth() {
   local out=${OUT:-$ROOT/gpu-out}
@@ -163,7 +163,7 @@ unpack_truth() {
   local tmp
   tmp=$(mktemp -d)
   tar -C "$tmp" -xzf "$1/truth-vectors.tar.gz"
-  for c in im2col_load im2col_store tile_load_interleave tile_store_interleave im2col_load_interleave questions; do
+  for c in im2col_load im2col_store tile_load_interleave tile_store_interleave im2col_load_interleave im2col_store_interleave questions; do
     rm -rf "$ROOT/tests/vectors/$c"
     cp -r "$tmp/$c" "$ROOT/tests/vectors/$c"
   done

@@ -318,9 +318,6 @@ template <class Apply>
 void write_rows(const TensorMap& m, std::span<const int32_t> coords, std::span<const uint8_t> smem,
                 uint32_t src_offset, GlobalMemory& mem, const char* what, Apply&& apply) {
   const Im2colInfo no_offs{};  // .im2col_no_offs: the load walk with offsets 0 (§4.3)
-  if (m.interleave != tensor_map::Interleave::none)
-    unsupported(fmt::format("{} of an interleave {} map: the H100 was probed with loads only (Q26)", what,
-                            tensor_map::name(m.interleave)));
   const Geometry g = make_geometry(m, coords, no_offs);
   check_fits(g, smem.size(), src_offset, what);
   uint8_t* whole = whole_tensor(mem, m, g);
@@ -376,7 +373,11 @@ uint64_t im2col_bytes(const TensorMap& map, const Im2colInfo& info) {
 }
 
 uint64_t im2col_footprint(const TensorMap& map, const Im2colInfo& info) {
-  return im2col_row_count(map, info) * map.row_pitch();
+  // To the end of the last swizzle span, as TensorMap::smem_footprint: dense interleaved
+  // rows (one slice each) can end inside a span, and the XOR moves chunks anywhere in it.
+  const uint64_t bytes = im2col_row_count(map, info) * map.row_pitch();
+  const uint64_t span = uint64_t(tensor_map::swizzle_span(map.swizzle));
+  return span ? (bytes + span - 1) / span * span : bytes;
 }
 
 std::pair<uint64_t, uint64_t> im2col_global_extent(const TensorMap& map, std::span<const int32_t> coords,

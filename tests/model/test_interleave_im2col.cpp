@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -151,8 +152,8 @@ TEST(InterleaveIm2col, ProbeReplica) {
 }
 
 // What faulted on the H100 (illegal instruction): a C, W or (rank 5) H base outside its
-// box; the fixed dimension rank-2 never faults. Stores and reductions were not probed.
-TEST(InterleaveIm2col, BasesOutsideTheBoxAndStoresAreRefused) {
+// box; the fixed dimension rank-2 never faults.
+TEST(InterleaveIm2col, BasesOutsideTheBoxAreRefused) {
   GlobalMemory g;
   TensorMap m;
   m.encode = Encode::im2col;
@@ -181,11 +182,47 @@ TEST(InterleaveIm2col, BasesOutsideTheBoxAndStoresAreRefused) {
   EXPECT_EQ(code({7, 4, -3, 0}), "ok");
   m.pixel_box_upper[0] = 1;
   EXPECT_EQ(code({8, 0, 0, 0}), "ok");  // C - 1 + upper
-  try {
-    tmakit::model::im2col_store(m, std::vector<int32_t>{0, 0, 0, 0}, smem, 1024, g);
-    ADD_FAILURE() << "an interleaved im2col store ran";
-  } catch (const DiagnosticError& e) {
-    EXPECT_EQ(e.diagnostic().rule, "model.map-unsupported");
+}
+
+// .im2col_no_offs stores and reductions (tests/vectors/im2col_store_interleave, 60 of 60
+// on the H100): the load's walk with offsets 0; each in-bound row's slice is written whole
+// (a slice is whole 16-byte chunks: nothing to extend, H6), OOB rows write nothing; a
+// reduction applies per element of the map's type.
+TEST(InterleaveIm2col, StoresAndReductionsWriteTheLoadWalksSlices) {
+  for (int iter = 0; iter < 200; ++iter) {
+    const Interleave il = iter % 2 ? Interleave::b32 : Interleave::b16;
+    TensorMap m = random_map(DataType::uint32, 3 + iter % 3, il);
+    for (int k = 0; k < m.rank - 2; ++k) {  // §4.3: the box inside the tensor
+      m.pixel_box_lower[k] = 0;
+      m.pixel_box_upper[k] = 0;
+    }
+    GlobalMemory g;
+    m.global_address = g.allocate("A", tensor_end(m) + 64);
+    auto& bytes = g.allocation("A")->bytes;
+    for (auto& b : bytes) b = uint8_t(irand(0, 255));
+    std::vector<int32_t> c(m.rank);
+    for (int k = 0; k < m.rank - 2; ++k) c[k] = irand(0, int(m.dims[k]) - 1);
+    c[m.rank - 2] = irand(0, int(m.dims[m.rank - 2]));
+    c[m.rank - 1] = irand(0, int(m.dims[m.rank - 1]));
+    std::vector<uint8_t> smem(1024 + m.smem_footprint() + 256);
+    for (auto& b : smem) b = uint8_t(irand(0, 255));
+    const bool reduce = iter % 3 == 0;
+    std::vector<uint8_t> want = bytes;
+    const uint32_t s = slice_of(il);
+    const auto rows = ref_rows(m, c, Im2colInfo{});
+    for (size_t j = 0; j < rows.size(); ++j) {
+      if (!rows[j].in) continue;
+      for (uint32_t b = 0; b < s; b += 4) {
+        uint32_t src = 0, old = 0;
+        for (uint32_t x = 0; x < 4; ++x) src |= uint32_t(smem[xor_swizzle(m.swizzle, 1024 + uint32_t(j) * s + b + x)]) << (8 * x);
+        std::memcpy(&old, &want[rows[j].global - m.global_address + b], 4);
+        const uint32_t r = reduce ? old + src : src;
+        std::memcpy(&want[rows[j].global - m.global_address + b], &r, 4);
+      }
+    }
+    if (reduce) tmakit::model::im2col_reduce(m, c, tmakit::spec::RedOp::add, smem, 1024, g);
+    else tmakit::model::im2col_store(m, c, smem, 1024, g);
+    ASSERT_EQ(g.allocation("A")->bytes, want) << "iteration " << iter;
   }
 }
 

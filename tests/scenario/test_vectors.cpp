@@ -73,3 +73,5 @@ TEST(HardwareVectors, TileLoadInterleave) { replay("tile_load_interleave", 100);
 TEST(HardwareVectors, TileStoreInterleave) { replay("tile_store_interleave", 100); }
 // Interleaved im2col loads: one slice per row, the walk over C (in slices), W (and H) (Q26 item 9).
 TEST(HardwareVectors, Im2colLoadInterleave) { replay("im2col_load_interleave", 80); }
+// Interleaved .im2col_no_offs stores and reductions: the load walk with offsets 0, whole slices.
+TEST(HardwareVectors, Im2colStoreInterleave) { replay("im2col_store_interleave", 60); }

@@ -30,6 +30,8 @@ std::vector<Case> interleave_load_cases(int count, uint64_t seed);
 std::vector<Case> interleave_store_cases(int count, uint64_t seed);
 // Random interleaved im2col loads (interleave_cases.cpp, Q26 item 9).
 std::vector<Case> interleave_im2col_load_cases(int count, uint64_t seed);
+// Random interleaved .im2col_no_offs stores and reductions (interleave_cases.cpp).
+std::vector<Case> interleave_im2col_store_cases(int count, uint64_t seed);
 // The 13 unpacked data types, in the order the generators cycle through them.
 inline constexpr tensor_map::DataType kPlainTypes[] = {
     tensor_map::DataType::uint8,       tensor_map::DataType::uint16,   tensor_map::DataType::uint32,

@@ -144,7 +144,8 @@ Case make_store(int idx, uint64_t seed) {
 // An interleaved im2col map (Q26 item 9): one slice per shared row, the walk over
 // dimensions 0..rank-3 (C in slices, W, H at rank 5) with corner pair k and
 // elementStrides[k] on dimension k, dimension rank-2 fixed at its coordinate.
-TensorMap random_im2col_map(DataType t, int rank, Interleave il) {
+// `store`: the bounding box inside the tensor (§4.3: lower >= 0, upper <= 0).
+TensorMap random_im2col_map(DataType t, int rank, Interleave il, bool store) {
   static const spec::Target sm90 = *spec::parse_target("sm_90a");
   const uint32_t slice = il == Interleave::b16 ? 16 : 32;
   for (;;) {
@@ -161,8 +162,8 @@ TensorMap random_im2col_map(DataType t, int rank, Interleave il) {
     for (int i = 1; i + 1 < rank; ++i) m.dims[i] = irand(1, rank == 5 ? 4 : 6);
     m.dims[rank - 1] = irand(1, 3);
     for (int k = 0; k + 2 < rank; ++k) {
-      m.pixel_box_lower[k] = irand(-2, 1);
-      m.pixel_box_upper[k] = irand(-2, 1);
+      m.pixel_box_lower[k] = store ? irand(0, 1) : irand(-2, 1);
+      m.pixel_box_upper[k] = store ? -irand(0, 1) : irand(-2, 1);
       m.element_strides[k] = chance(0.25) ? irand(2, 3) : 1;
     }
     if (chance(0.15)) m.element_strides[rank - 1] = irand(2, 3);  // the carry into n
@@ -189,7 +190,7 @@ Case make_im2col_load(int idx, uint64_t seed) {
   const DataType t = kPlainTypes[idx % std::size(kPlainTypes)];
   const int rank = 3 + (idx / 13) % 3;
   const Interleave il = idx % 2 ? Interleave::b32 : Interleave::b16;
-  const TensorMap m = random_im2col_map(t, rank, il);
+  const TensorMap m = random_im2col_map(t, rank, il, false);
   std::vector<int32_t> c(rank);
   for (int k = 0; k + 2 < rank; ++k) {
     const int lo = m.pixel_box_lower[k], hi = int(m.dims[k]) - 1 + m.pixel_box_upper[k];
@@ -211,9 +212,42 @@ Case make_im2col_load(int idx, uint64_t seed) {
   return {"", "", "", f.s.json()};
 }
 
+// An interleaved .im2col_no_offs store (60%) or reduction (40%): the load's walk with
+// offsets 0, every coordinate >= 0 (H14), n sometimes past the end, over random
+// global contents; the whole allocation is the output.
+Case make_im2col_store(int idx, uint64_t seed) {
+  const bool reduce = idx % 5 >= 3;
+  const RedPair red = kRed[idx % std::size(kRed)];
+  const DataType t = reduce ? red.t : kPlainTypes[idx % std::size(kPlainTypes)];
+  const int rank = 3 + (idx / 5) % 3;
+  const Interleave il = idx % 2 ? Interleave::b32 : Interleave::b16;
+  const TensorMap m = random_im2col_map(t, rank, il, true);
+  std::vector<int32_t> c(rank);
+  for (int k = 0; k + 2 < rank; ++k) {
+    const int lo = m.pixel_box_lower[k], hi = int(m.dims[k]) - 1 + m.pixel_box_upper[k];
+    c[k] = irand(lo, std::max(lo, hi));
+  }
+  c[rank - 2] = irand(0, int(m.dims[rank - 2]));
+  c[rank - 1] = chance(0.15) ? int(m.dims[rank - 1]) : irand(0, int(m.dims[rank - 1]) - 1);
+  Frame f = frame(m, c, seed, 0x3C3C);
+  f.s.step("fence.proxy.async.shared::cta;");
+  const std::string tail = ".im2col_no_offs.bulk_group " + f.operand + ", [smem];";
+  if (reduce)
+    f.s.step("cp.reduce.async.bulk.tensor" + dim_suffix(rank) + ".global.shared::cta." + red.op + tail);
+  else
+    f.s.step("cp.async.bulk.tensor" + dim_suffix(rank) + ".global.shared::cta" + tail);
+  f.s.step("cp.async.bulk.commit_group;");
+  f.s.step("cp.async.bulk.wait_group 0;");
+  f.s.out_global("A", "A");
+  return {"", "", "", f.s.json()};
+}
+
 }  // namespace
 
 std::vector<Case> interleave_load_cases(int count, uint64_t seed) { return numbered_cases(count, seed, make_load); }
+std::vector<Case> interleave_im2col_store_cases(int count, uint64_t seed) {
+  return numbered_cases(count, seed, make_im2col_store);
+}
 std::vector<Case> interleave_im2col_load_cases(int count, uint64_t seed) {
   return numbered_cases(count, seed, make_im2col_load);
 }
