@@ -13,6 +13,7 @@ nlohmann::json render_json(const Placement& p) {
             {"smem_offset", p.smem_offset},
             {"ctas", p.ctas},
             {"element_bytes", p.elem_bytes},
+            {"unit_bytes", p.unit_bytes},
             {"row_bytes", p.row_bytes},
             {"pitch", p.pitch},
             {"rows", p.rows},

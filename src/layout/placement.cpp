@@ -59,12 +59,6 @@ Placement start(const tm::TensorMap& m, std::span<const int32_t> coords, uint32_
   const int eb = tm::element_bytes(m.data_type);
   if (tm::is_packed(m.data_type) || eb == 0)
     fail("layout.unsupported", fmt::format("data type {} is packed (§2.5): not drawn", tm::name(m.data_type)));
-  // Q26: an interleaved tiled walk moves whole 16/32-byte slices and walks
-  // dimension rank-2 once (docs/hardware-notes.md); the chunk labels here name
-  // elements, so such maps are refused rather than drawn wrong.
-  if (m.encode == tm::Encode::tiled && m.interleave != tm::Interleave::none)
-    fail("layout.unsupported", fmt::format("interleave {} tiled maps move whole slices (Q26): not drawn",
-                                           tm::name(m.interleave)));
   if (m.rank < 1 || m.rank > tm::kMaxRank)
     fail("layout.unsupported", fmt::format("rank {} is outside 1..5 (§1.3)", m.rank));
   if (coords.size() != size_t(m.rank))
@@ -77,6 +71,8 @@ Placement start(const tm::TensorMap& m, std::span<const int32_t> coords, uint32_
   p.coords.assign(coords.begin(), coords.end());
   p.smem_offset = smem_offset;
   p.elem_bytes = eb;
+  // Q26: interleaved walks move whole slices (the model's walk gives the rows).
+  p.unit_bytes = m.interleave == tm::Interleave::none ? eb : m.interleave == tm::Interleave::b16 ? 16 : 32;
   p.row_bytes = m.row_bytes();
   p.pitch = m.row_pitch();
   p.rows = rows;
@@ -104,7 +100,7 @@ uint64_t rows_shown(const Placement& p) {
 // next row. `e0` is the element stride of dimension 0.
 void place_rows(Placement& p, std::span<const RowSource> rows, int64_t e0) {
   const uint64_t end = std::min<uint64_t>(uint64_t(p.lines_shown) * kLine, rows.size() * uint64_t(p.pitch));
-  const uint32_t eb = uint32_t(p.elem_bytes);
+  const uint32_t eb = uint32_t(p.unit_bytes);
   for (uint64_t at = 0; at < end; at += kChunk) {
     const uint32_t logical = p.smem_offset + uint32_t(at);
     const uint32_t physical = model::swizzle_address(p.map.swizzle, logical) & ~(kChunk - 1);
@@ -112,7 +108,9 @@ void place_rows(Placement& p, std::span<const RowSource> rows, int64_t e0) {
     c.logical = logical;
     c.row = at / p.pitch;
     c.kind = ChunkKind::padding;
-    for (uint64_t b = at; b < at + kChunk && b / p.pitch < rows.size(); b += eb) {
+    // A unit whose bytes lie in the chunk: its first byte, or the chunk's own start
+    // (the second half of a 32-byte slice).
+    for (uint64_t b = at - (at % p.pitch) % eb; b < at + kChunk && b / p.pitch < rows.size(); b += eb) {
       const uint64_t r = b / p.pitch, rel = b % p.pitch;
       if (rel >= p.row_bytes) continue;  // padding to the span
       std::array<int64_t, 5> g = rows[r].first;
@@ -158,6 +156,10 @@ Placement place_tile(const tm::TensorMap& m, std::span<const int32_t> coords, ui
 Placement place_im2col(const tm::TensorMap& m, std::span<const int32_t> coords, const model::Im2colInfo& info,
                        uint32_t smem_offset, uint32_t max_lines) {
   if (m.encode == tm::Encode::tiled) fail("layout.unsupported", "a tiled map has no im2col walk");
+  // Q26: an interleaved im2col walk steps through C (in slices), W and H, not the pixels
+  // the walk picture draws; its rows are not drawn (tile placements of interleaved maps are).
+  if (m.interleave != tm::Interleave::none)
+    fail("layout.unsupported", fmt::format("interleave {} im2col walks (Q26) are not drawn", tm::name(m.interleave)));
   if (coords.size() != size_t(m.rank))  // before the model's walk reads them
     fail("layout.coord-count", fmt::format("{} coordinates for a rank-{} map (§2.1)", coords.size(), m.rank));
   std::vector<model::Im2colRow> walk = model::im2col_rows(m, coords, info);

@@ -73,6 +73,9 @@ std::string swizzle_line(const Placement& p) {
                                     tm::name(m.swizzle), p.phase, p.period_lines, p.smem_offset,
                                     p.period_lines * 128);
   s += fmt::format("; {} row{} of {} bytes", p.rows, p.rows == 1 ? "" : "s", p.row_bytes);
+  if (m.interleave != tm::Interleave::none)  // Q26: labels name slices
+    s += fmt::format(", dimension 0 in {}-byte slices (interleave {}; dimension {} walked once)", p.unit_bytes,
+                     tm::name(m.interleave), m.rank - 2);
   if (p.pitch > p.row_bytes) s += fmt::format(", padded to the {}-byte swizzle span (H2)", p.pitch);
   return s + fmt::format("; OOB fill {}", p.fill);
 }

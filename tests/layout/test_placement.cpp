@@ -333,6 +333,68 @@ TEST(LayoutRender, TextAndJsonCarryTheSameChunksAsTheSvg) {
   EXPECT_EQ(j["swizzle_phase"], 0);  // 256 mod 256 (§3.1: 32B repeats every 2 lines)
 }
 
+// Q26: with interleave every step along dimension 0 is a whole slice. A global memory
+// whose every 16-byte chunk starts with its own offset lets each pictured chunk be
+// checked against the model's load: a data chunk labelled (s, g1, g2, ...) holds the
+// bytes of slice s at base + s × slice + Σ g_i × strides[i-1] (its second half for the
+// second chunk of a 32-byte slice), an OOB chunk the zero fill; dimension rank-2 is
+// walked once (every label carries its coordinate).
+TEST(LayoutVsModel, InterleavedTileMapsLabelEveryChunkWithItsSlice) {
+  std::mt19937 rng(2611);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int iter = 0; iter < 120; ++iter) {
+    tm::TensorMap m;
+    m.data_type = iter % 3 == 0 ? tm::DataType::uint8 : iter % 3 == 1 ? tm::DataType::uint16 : tm::DataType::float32;
+    m.rank = 3 + iter % 3;
+    m.interleave = iter % 2 ? tm::Interleave::b32 : tm::Interleave::b16;
+    const uint32_t slice = m.interleave == tm::Interleave::b16 ? 16 : 32;
+    m.swizzle = static_cast<tm::Swizzle>(pick(0, 3));
+    m.box[0] = uint32_t(16 / tm::element_bytes(m.data_type) * pick(1, 3));
+    m.element_strides[0] = uint32_t(pick(1, 2));
+    m.dims[0] = uint64_t(pick(1, 8));
+    uint64_t prev = m.dims[0] * slice;
+    for (int i = 1; i < m.rank; ++i) {
+      m.dims[i] = uint64_t(pick(1, 4));
+      m.box[i] = uint32_t(pick(1, 3));
+      m.strides[i - 1] = prev + 32 * uint64_t(pick(0, 1));
+      prev = m.strides[i - 1] * m.dims[i];
+    }
+    model::GlobalMemory g;
+    m.global_address = g.allocate("A", prev + 64, 1024);
+    auto& bytes = g.allocation("A")->bytes;
+    for (uint64_t a = 0; a < bytes.size(); a += 16) std::memcpy(&bytes[a], &a, 8), std::memset(&bytes[a + 8], 0xEE, 8);
+    std::vector<int32_t> c(size_t(m.rank));
+    for (int i = 0; i < m.rank; ++i) c[i] = pick(-1, int(m.dims[i]));
+    const uint32_t offset = 128 * uint32_t(pick(0, 7));
+    std::vector<uint8_t> smem(offset + m.smem_footprint() + 256, kSentinel);
+    model::tile_load(m, c, g, smem, offset);
+    const Placement p = place_tile(m, c, offset, 1u << 20);
+    const std::string ctx = "iter " + std::to_string(iter) + " " + headline(p);
+    EXPECT_EQ(p.unit_bytes, int(slice)) << ctx;
+    uint32_t data = 0;
+    for (const Chunk& ch : p.chunks) {
+      if (ch.kind == ChunkKind::unused || ch.kind == ChunkKind::padding) continue;
+      ASSERT_EQ(ch.elements, 1u) << ctx << " chunk " << ch.offset;  // one slice (or half of one) per chunk
+      EXPECT_EQ(ch.first[m.rank - 2], c[size_t(m.rank - 2)]) << ctx;  // walked once
+      uint64_t got = 0;
+      std::memcpy(&got, &smem[ch.offset], 8);
+      if (ch.kind == ChunkKind::oob) {
+        EXPECT_EQ(got, 0u) << ctx << " chunk " << ch.offset;
+        continue;
+      }
+      uint64_t want = uint64_t(ch.first[0]) * slice + (ch.logical - offset) % slice;
+      for (int i = 1; i < m.rank; ++i) want += uint64_t(ch.first[size_t(i)]) * m.strides[size_t(i - 1)];
+      EXPECT_EQ(got, want) << ctx << " chunk " << ch.offset;
+      ++data;
+    }
+    EXPECT_EQ(uint64_t(data + std::count_if(p.chunks.begin(), p.chunks.end(),
+                                            [](const Chunk& ch) { return ch.kind == ChunkKind::oob; })) *
+                  16,
+              m.bytes_per_box())
+        << ctx;  // every slice byte is pictured once
+  }
+}
+
 TEST(LayoutErrors, UnsupportedInputNamesTheRule) {
   tm::TensorMap m = tile_map(tm::DataType::float32, 2, {8, 8}, {32}, {8, 8});
   const std::vector<int32_t> one{0};
@@ -353,9 +415,17 @@ TEST(LayoutErrors, UnsupportedInputNamesTheRule) {
   tm::TensorMap slices = tile_map(tm::DataType::uint16, 3, {8, 4, 2}, {16, 64}, {8, 4, 2});
   slices.interleave = tm::Interleave::b16;
   const std::vector<int32_t> three{0, 0, 0};
-  EXPECT_EQ(rule_of([&] { place_tile(slices, three, 0); }), "layout.unsupported");  // Q26
-  slices.interleave = tm::Interleave::none;
-  EXPECT_EQ(rule_of([&] { place_tile(slices, three, 0); }), "none");
+  EXPECT_EQ(rule_of([&] { place_tile(slices, three, 0); }), "none");  // Q26: drawn as slices
+  tm::TensorMap i2c;
+  i2c.encode = tm::Encode::im2col;
+  i2c.data_type = tm::DataType::uint16;
+  i2c.rank = 3;
+  i2c.dims = {4, 4, 1};
+  i2c.strides = {64, 256};
+  i2c.channels_per_pixel = 8;
+  i2c.pixels_per_column = 4;
+  i2c.interleave = tm::Interleave::b16;
+  EXPECT_EQ(rule_of([&] { place_im2col(i2c, three, model::Im2colInfo{}, 0); }), "layout.unsupported");
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ struct Chunk {
   ChunkKind kind = ChunkKind::unused;
   uint64_t row = 0;                // shared row r (§2.1 item 5); padding: the row it pads
   std::array<int64_t, 5> first{};  // tensor coordinates of the chunk's first element, dim 0 first
-  uint32_t elements = 0;           // elements whose bytes start in the chunk
+  uint32_t elements = 0;           // units (elements, or slices) whose bytes lie in the chunk
   uint32_t out_of_bounds = 0;      // of them filled
   bool split = false;              // also holds the start of the next row (rows not a multiple of 16 bytes)
 };
@@ -43,6 +43,9 @@ struct Placement {
   std::vector<int32_t> coords;
   uint32_t smem_offset = 0;
   int elem_bytes = 0;
+  // Bytes one step along dimension 0 moves: the element, or for an interleaved map the
+  // whole 16- or 32-byte slice (Q26: dimension 0 then counts slices; chunk labels name them).
+  int unit_bytes = 0;
   uint32_t row_bytes = 0, pitch = 0;  // pitch = max(row bytes, swizzle span) (H2)
   uint64_t rows = 0;
   // Swizzle phase of the first line: the box starts `phase` lines into the
