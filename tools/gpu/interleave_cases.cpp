@@ -94,6 +94,37 @@ Frame frame(const TensorMap& m, const std::vector<int32_t>& c, uint64_t seed, ui
   return f;
 }
 
+// What case `idx` of a store/reduction category writes: 60% stores, 40% reductions (each
+// (op, type) pair in turn), ranks 3-5, the two interleaves alternating.
+struct WriteDraw {
+  bool reduce;
+  RedPair red;
+  DataType t;
+  int rank;
+  Interleave il;
+};
+WriteDraw write_draw(int idx) {
+  const bool reduce = idx % 5 >= 3;
+  const RedPair red = kRed[idx % std::size(kRed)];
+  return {reduce, red, reduce ? red.t : kPlainTypes[idx % std::size(kPlainTypes)], 3 + (idx / 5) % 3,
+          idx % 2 ? Interleave::b32 : Interleave::b16};
+}
+
+// The program of one store (or reduction) in `mode` (".tile", ".im2col_no_offs") from
+// "smem", then the whole allocation as the output.
+Case write_case(Frame& f, int rank, const WriteDraw& w, const std::string& mode) {
+  const std::string tail = mode + ".bulk_group " + f.operand + ", [smem];";
+  f.s.step("fence.proxy.async.shared::cta;");
+  if (w.reduce)
+    f.s.step("cp.reduce.async.bulk.tensor" + dim_suffix(rank) + ".global.shared::cta." + w.red.op + tail);
+  else
+    f.s.step("cp.async.bulk.tensor" + dim_suffix(rank) + ".global.shared::cta" + tail);
+  f.s.step("cp.async.bulk.commit_group;");
+  f.s.step("cp.async.bulk.wait_group 0;");
+  f.s.out_global("A", "A");
+  return {"", "", "", f.s.json()};
+}
+
 Case make_load(int idx, uint64_t seed) {
   const DataType t = kPlainTypes[idx % std::size(kPlainTypes)];
   const int rank = 3 + (idx / 13) % 3;
@@ -117,28 +148,14 @@ Case make_load(int idx, uint64_t seed) {
 // (H14), boxes partly or wholly past the end, over random global contents; the
 // whole allocation is the output (the slices written and nothing else).
 Case make_store(int idx, uint64_t seed) {
-  const bool reduce = idx % 5 >= 3;
-  const RedPair red = kRed[idx % std::size(kRed)];
-  const DataType t = reduce ? red.t : kPlainTypes[idx % std::size(kPlainTypes)];
-  const int rank = 3 + (idx / 5) % 3;
-  const Interleave il = idx % 2 ? Interleave::b32 : Interleave::b16;
-  const TensorMap m = random_map(t, rank, il);
+  const WriteDraw w = write_draw(idx);
+  const int rank = w.rank;
+  const TensorMap m = random_map(w.t, rank, w.il);
   std::vector<int32_t> c(rank);
   for (int i = 0; i < rank; ++i) c[i] = std::max(0, chance(0.8) ? irand(0, int(m.dims[i]) - 1) : random_coord(m.dims[i], m.box[i]));
 
   Frame f = frame(m, c, seed, 0x3C3C);
-  ScenarioJson& s = f.s;
-  const std::string& operand = f.operand;
-  s.step("fence.proxy.async.shared::cta;");
-  if (reduce)
-    s.step("cp.reduce.async.bulk.tensor" + dim_suffix(rank) + ".global.shared::cta." + red.op + ".tile.bulk_group " +
-           operand + ", [smem];");
-  else
-    s.step("cp.async.bulk.tensor" + dim_suffix(rank) + ".global.shared::cta.tile.bulk_group " + operand + ", [smem];");
-  s.step("cp.async.bulk.commit_group;");
-  s.step("cp.async.bulk.wait_group 0;");
-  s.out_global("A", "A");
-  return {"", "", "", s.json()};
+  return write_case(f, rank, w, ".tile");
 }
 
 // An interleaved im2col map (Q26 item 9): one slice per shared row, the walk over
@@ -216,12 +233,9 @@ Case make_im2col_load(int idx, uint64_t seed) {
 // offsets 0, every coordinate >= 0 (H14), n sometimes past the end, over random
 // global contents; the whole allocation is the output.
 Case make_im2col_store(int idx, uint64_t seed) {
-  const bool reduce = idx % 5 >= 3;
-  const RedPair red = kRed[idx % std::size(kRed)];
-  const DataType t = reduce ? red.t : kPlainTypes[idx % std::size(kPlainTypes)];
-  const int rank = 3 + (idx / 5) % 3;
-  const Interleave il = idx % 2 ? Interleave::b32 : Interleave::b16;
-  const TensorMap m = random_im2col_map(t, rank, il, true);
+  const WriteDraw w = write_draw(idx);
+  const int rank = w.rank;
+  const TensorMap m = random_im2col_map(w.t, rank, w.il, true);
   std::vector<int32_t> c(rank);
   for (int k = 0; k + 2 < rank; ++k) {
     const int lo = m.pixel_box_lower[k], hi = int(m.dims[k]) - 1 + m.pixel_box_upper[k];
@@ -230,16 +244,7 @@ Case make_im2col_store(int idx, uint64_t seed) {
   c[rank - 2] = irand(0, int(m.dims[rank - 2]));
   c[rank - 1] = chance(0.15) ? int(m.dims[rank - 1]) : irand(0, int(m.dims[rank - 1]) - 1);
   Frame f = frame(m, c, seed, 0x3C3C);
-  f.s.step("fence.proxy.async.shared::cta;");
-  const std::string tail = ".im2col_no_offs.bulk_group " + f.operand + ", [smem];";
-  if (reduce)
-    f.s.step("cp.reduce.async.bulk.tensor" + dim_suffix(rank) + ".global.shared::cta." + red.op + tail);
-  else
-    f.s.step("cp.async.bulk.tensor" + dim_suffix(rank) + ".global.shared::cta" + tail);
-  f.s.step("cp.async.bulk.commit_group;");
-  f.s.step("cp.async.bulk.wait_group 0;");
-  f.s.out_global("A", "A");
-  return {"", "", "", f.s.json()};
+  return write_case(f, rank, w, ".im2col_no_offs");
 }
 
 }  // namespace
