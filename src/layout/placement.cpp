@@ -72,7 +72,7 @@ Placement start(const tm::TensorMap& m, std::span<const int32_t> coords, uint32_
   p.smem_offset = smem_offset;
   p.elem_bytes = eb;
   // Q26: interleaved walks move whole slices (the model's walk gives the rows).
-  p.unit_bytes = m.interleave == tm::Interleave::none ? eb : m.interleave == tm::Interleave::b16 ? 16 : 32;
+  p.unit_bytes = m.slice_bytes() ? int(m.slice_bytes()) : eb;
   p.row_bytes = m.row_bytes();
   p.pitch = m.row_pitch();
   p.rows = rows;

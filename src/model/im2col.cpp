@@ -102,7 +102,7 @@ Geometry make_geometry(const TensorMap& m, std::span<const int32_t> coords, cons
                                       mode_name(info.mode)));
     g.sliced = true;
     g.first = 0;
-    g.eb = m.interleave == tensor_map::Interleave::b16 ? 16 : 32;
+    g.eb = int(m.slice_bytes());
     g.cpp = 1;
   }
   g.main_rows = info.mode == Im2colMode::w128 ? kW128Pixels : m.pixels_per_column;

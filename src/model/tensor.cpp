@@ -27,8 +27,8 @@ std::pair<uint64_t, uint64_t> global_extent(const TensorMap& m, const std::vecto
     if (last < first) return {0, 0};  // the box is wholly out of bounds
     // Dimension 0 in bits: packed types (§2.5) have 4- and 6-bit elements.
     // Interleaved tiled maps: an element of dimension 0 is a 16/32-byte slice (Q26).
-    const bool sliced = m.encode == tensor_map::Encode::tiled && m.interleave != tensor_map::Interleave::none;
-    const uint64_t bits = sliced ? (m.interleave == tensor_map::Interleave::b16 ? 128 : 256)
+    const bool sliced = m.encode == tensor_map::Encode::tiled && m.slice_bytes();
+    const uint64_t bits = sliced ? uint64_t{m.slice_bytes()} * 8
                                  : static_cast<uint64_t>(tensor_map::bits_per_element(m.data_type));
     lo += i ? static_cast<uint64_t>(first) * m.stride_bytes(i) : static_cast<uint64_t>(first) * bits / 8;
     hi += i ? static_cast<uint64_t>(last) * m.stride_bytes(i) : ((static_cast<uint64_t>(last) + 1) * bits + 7) / 8;

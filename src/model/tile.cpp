@@ -122,7 +122,7 @@ Plan make_plan(const TensorMap& m, std::span<const int32_t> coords, size_t smem_
   if (interleaved) {
     if (p.rank < 3) unsupported(what, fmt::format("interleave {} needs rank 3..5 (§2.4), got rank {}",
                                                   tensor_map::name(m.interleave), p.rank));
-    p.eb = m.interleave == Interleave::b16 ? 16 : 32;
+    p.eb = int(m.slice_bytes());
     once = p.rank - 2;
   }
   for (int i = 0; i < p.rank; ++i) {

@@ -19,16 +19,16 @@ uint32_t pixels(const TensorMap& m) {
 
 uint64_t bits_to_bytes(uint64_t bits) { return bits / 8 + (bits % 8 ? 1 : 0); }
 
+}  // namespace
+
 // Interleaved tiled maps (Q26, docs/hardware-notes.md "interleave decisions"): an element
 // of dimension 0 is one whole slice of 16 or 32 bytes, whatever the data type, and
 // dimension rank-2 is walked once (its box and element stride are ignored). Interleaved
 // im2col maps (item 9 there): every shared row is one slice, whatever channelsPerPixel.
-uint32_t slice_bytes(const TensorMap& m) {
-  if (m.encode != Encode::tiled && m.encode != Encode::im2col) return 0;
-  return m.interleave == Interleave::b16 ? 16 : m.interleave == Interleave::b32 ? 32 : 0;
+uint32_t TensorMap::slice_bytes() const {
+  if (encode != Encode::tiled && encode != Encode::im2col) return 0;
+  return interleave == Interleave::b16 ? 16 : interleave == Interleave::b32 ? 32 : 0;
 }
-
-}  // namespace
 
 uint64_t TensorMap::stride_bytes(int i) const {
   if (i <= 0) return static_cast<uint64_t>(element_bytes(data_type));
@@ -46,12 +46,12 @@ uint32_t TensorMap::traversal_stride(int i) const {
 
 uint32_t TensorMap::elements(int i) const {
   if (encode != Encode::tiled) {
-    if (i == 0) return slice_bytes(*this) ? 1 : channels_per_pixel;  // Q26: one slice a row
+    if (i == 0) return slice_bytes() ? 1 : channels_per_pixel;  // Q26: one slice a row
     if (i == 1) return pixels(*this);
     return 1;
   }
   if (i < 0 || i >= dims_in_range(rank)) return 1;
-  if (slice_bytes(*this) && rank >= 3 && i == rank - 2) return 1;  // Q26: walked once
+  if (slice_bytes() && rank >= 3 && i == rank - 2) return 1;  // Q26: walked once
   uint64_t e = traversal_stride(i);
   return static_cast<uint32_t>((uint64_t{box[i]} + e - 1) / e);
 }
@@ -62,13 +62,13 @@ uint64_t TensorMap::bytes_per_box() const {
   int n = encode == Encode::tiled ? dims_in_range(rank) : 2;
   uint64_t count = 1;
   for (int i = 0; i < n; ++i) count = detail::mul_sat(count, elements(i));
-  if (uint32_t s = slice_bytes(*this)) return detail::mul_sat(count, s);  // Q26: whole slices
+  if (uint32_t s = slice_bytes()) return detail::mul_sat(count, s);  // Q26: whole slices
   uint64_t bits = detail::mul_sat(count, static_cast<uint64_t>(smem_bits_per_element(data_type)));
   return bits == UINT64_MAX ? bits : bits_to_bytes(bits);
 }
 
 uint32_t TensorMap::row_bytes() const {
-  if (uint32_t s = slice_bytes(*this)) return static_cast<uint32_t>(std::min<uint64_t>(uint64_t{elements(0)} * s, UINT32_MAX));
+  if (uint32_t s = slice_bytes()) return static_cast<uint32_t>(std::min<uint64_t>(uint64_t{elements(0)} * s, UINT32_MAX));
   uint64_t bits = uint64_t{elements(0)} * static_cast<uint64_t>(smem_bits_per_element(data_type));
   return static_cast<uint32_t>(std::min<uint64_t>(bits_to_bytes(bits), UINT32_MAX));
 }
@@ -76,7 +76,7 @@ uint32_t TensorMap::row_bytes() const {
 uint32_t TensorMap::row_pitch() const {
   // H2: a row narrower than the swizzle span still occupies a full span; interleaved
   // rows are dense (Q26: 64-byte rows under 128B swizzle lie 64 bytes apart).
-  if (slice_bytes(*this)) return row_bytes();
+  if (slice_bytes()) return row_bytes();
   return std::max<uint32_t>(row_bytes(), static_cast<uint32_t>(swizzle_span(swizzle)));
 }
 

@@ -80,7 +80,7 @@ struct Frame {
   uint32_t region;  // bytes of the shared output from 1024
 };
 Frame frame(const TensorMap& m, const std::vector<int32_t>& c, uint64_t seed, uint64_t shared_xor) {
-  const uint32_t slice = m.interleave == Interleave::b16 ? 16 : 32;
+  const uint32_t slice = m.slice_bytes();
   const uint64_t offset = 32 * irand(0, 3);
   const uint32_t box = 1024 + 128 * irand(0, 7);
   const uint32_t region = uint32_t((box + m.smem_footprint() + 127) / 128 * 128 + 128 - 1024);

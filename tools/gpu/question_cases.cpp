@@ -673,7 +673,7 @@ void q26() {
   // given room for every slice the walk can reach (`room`): the first recording's
   // allocations ended after dims[0] × elemBytes and the 32B load read past them.
   auto room = [](const TensorMap& m) {
-    uint64_t last = m.dims[0] * (m.interleave == tensor_map::Interleave::b16 ? 16 : 32);
+    uint64_t last = m.dims[0] * m.slice_bytes();
     for (int i = 1; i < m.rank; ++i) last += (m.dims[i] - 1) * m.strides[i - 1];
     return (last + 31) / 32 * 32 + 64;
   };

@@ -90,6 +90,9 @@ struct TensorMap {
   uint32_t traversal_stride(int i) const;
   // Data bytes one load delivers: the mbarrier transaction count (§2.3, H17).
   uint64_t bytes_per_box() const;
+  // Q26: the bytes of one step along dimension 0 of an interleaved tiled or im2col map
+  // (a whole 16- or 32-byte slice, whatever the data type); 0 when not interleaved.
+  uint32_t slice_bytes() const;
   // Bytes of one shared-memory row before swizzle padding (inner box × element bytes;
   // inner box × slice bytes when interleaved, rows then dense: pitch = row bytes).
   uint32_t row_bytes() const;
