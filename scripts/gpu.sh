@@ -67,14 +67,21 @@ PY
   ls "$ROOT/.gpubuild/sample" | wc -l
 }
 
+# From here on everything the calling mode prints also goes to $out/$1 (the caller's
+# $out, created), starting with the GPU's name, driver and compute capability.
+log_to() {
+  mkdir -p "$out"
+  exec > >(tee "$out/$1") 2>&1
+  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
+}
+
 # One line per scenario: NAME rc=N both: ... (the summary line of `tmakit run --engine both`).
 engine() {
   local out=${OUT:-$ROOT/gpu-out}
   local BIN=$ROOT/.gpubuild/engine
   export LD_LIBRARY_PATH=$ROOT/.gpubuild/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  mkdir -p "$out" /tmp/both
-  exec > >(tee "$out/engine-log.txt") 2>&1
-  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
+  mkdir -p /tmp/both
+  log_to engine-log.txt
   echo "== tmakit run --engine both: sample + examples"
   ls "$ROOT"/.gpubuild/sample/*.json "$ROOT"/examples/*/scenario.json "$ROOT"/tests/gpu/scenarios/*.json >/tmp/both.list
   time xargs -P 4 -I{} sh -c 'n=$(echo {} | tr / _); timeout 60 '"$BIN"'/tmakit run --engine both {} >/tmp/both/$n.log 2>&1; echo "rc=$?" >>/tmp/both/$n.log' </tmp/both.list
@@ -105,9 +112,7 @@ TRUTH_CATEGORIES="im2col_load:160:31 im2col_store:80:32 tile_load_interleave:120
 truth() {
   local out=${OUT:-$ROOT/gpu-out}
   local T=$ROOT/.gpubuild/tests
-  mkdir -p "$out"
-  exec > >(tee "$out/truth-log.txt") 2>&1
-  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
+  log_to truth-log.txt
   echo "== GPU tests"
   timeout 120 "$T/gpu_test_device_library"; echo "gpu_test_device_library exit $?"
   timeout 60 "$T/gpu_test_debug_wait" | tee /tmp/debug_wait.txt
@@ -137,9 +142,7 @@ truth() {
 check() {
   local out=${OUT:-$ROOT/gpu-out}
   local T=$ROOT/.gpubuild/tests
-  mkdir -p "$out"
-  exec > >(tee "$out/check-log.txt") 2>&1
-  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
+  log_to check-log.txt
   for t in "$T"/gpu_test_*; do
     local name args=()
     name=$(basename "$t")
@@ -188,9 +191,7 @@ record_category() {
 
 device() {
   local out=${OUT:-$ROOT/gpu-out}
-  mkdir -p "$out"
-  exec > >(tee "$out/log.txt") 2>&1
-  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
+  log_to log.txt
   echo "== driver verdicts"
   time timeout 300 "$BIN/record_driver_verdicts" "$out/driver_verdicts.jsonl" 2400 20261122
   echo "== GPU tests"

@@ -73,7 +73,7 @@ int32_t random_coord(uint64_t dim, uint32_t box) {
 // One CTA around one interleaved copy: A holds the tensor at a random 32-byte offset
 // (random contents, slack after it); shared memory from 1024 holds random bytes
 // (seed ^ shared_xor) with the box ("smem") at a random 128-byte phase of the swizzle
-// pattern; `operand` is [map0, {c...}]. Loads add "mbar" at 0 themselves.
+// pattern; `operand` is [map0, {c...}]. load_case() adds "mbar" at 0.
 struct Frame {
   ScenarioJson s;
   std::string operand;
@@ -125,6 +125,15 @@ Case write_case(Frame& f, int rank, const WriteDraw& w, const std::string& mode)
   return {"", "", "", f.s.json()};
 }
 
+// The program of one load `copy` (into "smem", completing on "mbar" at 0, armed with
+// `bytes`), then the shared region as the output.
+Case load_case(Frame& f, const std::string& copy, uint64_t bytes) {
+  f.s.sym("mbar", "shared:0");
+  load_steps(f.s, copy, bytes);
+  f.s.out_shared("tile", 0, 1024, f.region);
+  return {"", "", "", f.s.json()};
+}
+
 Case make_load(int idx, uint64_t seed) {
   const DataType t = kPlainTypes[idx % std::size(kPlainTypes)];
   const int rank = 3 + (idx / 13) % 3;
@@ -135,13 +144,10 @@ Case make_load(int idx, uint64_t seed) {
 
   Frame f = frame(m, c, seed, 0x5A5A);
   const bool cluster = chance(0.3);
-  f.s.sym("mbar", "shared:0");
-  load_steps(f.s,
-             "cp.async.bulk.tensor" + dim_suffix(rank) + (cluster ? ".shared::cluster" : ".shared::cta") +
-                 ".global.tile.mbarrier::complete_tx::bytes [smem], " + f.operand + ", [mbar];",
-             m.bytes_per_box());
-  f.s.out_shared("tile", 0, 1024, f.region);
-  return {"", "", "", f.s.json()};
+  return load_case(f,
+                   "cp.async.bulk.tensor" + dim_suffix(rank) + (cluster ? ".shared::cluster" : ".shared::cta") +
+                       ".global.tile.mbarrier::complete_tx::bytes [smem], " + f.operand + ", [mbar];",
+                   m.bytes_per_box());
 }
 
 // A store (60%) or reduction (40%) of an interleaved box: start coordinates >= 0
@@ -219,14 +225,11 @@ Case make_im2col_load(int idx, uint64_t seed) {
   for (auto& o : off) o = chance(0.5) ? irand(0, 2) : 0;
 
   Frame f = frame(m, c, seed, 0x5A5A);
-  f.s.sym("mbar", "shared:0");
-  load_steps(f.s,
-             "cp.async.bulk.tensor" + dim_suffix(rank) +
-                 ".shared::cta.global.im2col.mbarrier::complete_tx::bytes [smem], " + f.operand + ", [mbar], " +
-                 coord_list(off) + ";",
-             m.bytes_per_box());
-  f.s.out_shared("tile", 0, 1024, f.region);
-  return {"", "", "", f.s.json()};
+  return load_case(f,
+                   "cp.async.bulk.tensor" + dim_suffix(rank) +
+                       ".shared::cta.global.im2col.mbarrier::complete_tx::bytes [smem], " + f.operand + ", [mbar], " +
+                       coord_list(off) + ";",
+                   m.bytes_per_box());
 }
 
 // An interleaved .im2col_no_offs store (60%) or reduction (40%): the load's walk with

@@ -73,6 +73,36 @@ __device__ inline void settle() {
   }
 }
 
+// What main() of a probe starts from: OUTDIR and FIRST_CASE from the command line
+// (`--count` prints the number of cases instead), results.jsonl opened for appending,
+// the self-describing allocation, the device copies of the window and of the kernel's
+// Info, and the kernel allowed the window plus alignment slack of dynamic shared memory.
+template <class Info>
+struct Setup {
+  std::string out;
+  size_t first = 0;
+  FILE* res = nullptr;
+  uint8_t* g = nullptr;
+  uint32_t* win = nullptr;
+  Info* info = nullptr;
+  size_t smem = kWindow + 1024;
+};
+
+// Returns the setup, or an exit code (0 after --count, 2 for a bad command line).
+template <class Info, class Kernel>
+int start(int argc, char** argv, const char* name, size_t cases, Kernel* kernel, Setup<Info>& s) {
+  if (argc == 2 && std::string(argv[1]) == "--count") return std::printf("%zu\n", cases), 0;
+  if (argc != 3) return std::fprintf(stderr, "usage: %s OUTDIR FIRST_CASE | --count\n", name), 2;
+  s.out = argv[1];
+  s.first = std::stoul(argv[2]);
+  s.res = std::fopen((s.out + "/results.jsonl").c_str(), "a");
+  s.g = self_describing_allocation();
+  cudaMalloc(&s.win, kWindow);
+  cudaMalloc(&s.info, sizeof(Info));
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(s.smem));
+  return -1;
+}
+
 __device__ inline void copy_window_out(const uint8_t* win, uint32_t* out) {
   __syncthreads();
   const uint32_t* w = reinterpret_cast<const uint32_t*>(win);

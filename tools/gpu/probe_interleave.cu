@@ -237,18 +237,15 @@ tmap_ns::TensorMap map_of(const Case& k, uint64_t addr, int il) {
 }
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::string(argv[1]) == "--count") return std::printf("%zu\n", kCases.size()), 0;
-  if (argc != 3) return std::fprintf(stderr, "usage: probe_interleave OUTDIR FIRST_CASE | --count\n"), 2;
-  const std::string out = argv[1];
-  const size_t first = std::stoul(argv[2]);
-  FILE* res = std::fopen((out + "/results.jsonl").c_str(), "a");
-  uint8_t* g = self_describing_allocation();
-  uint32_t* win = nullptr;
-  Info* info = nullptr;
-  cudaMalloc(&win, kWindow);
-  cudaMalloc(&info, sizeof(Info));
-  const size_t smem = kWindow + 1024;
-  cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  Setup<Info> s;
+  if (const int rc = start(argc, argv, "probe_interleave", kCases.size(), probe, s); rc >= 0) return rc;
+  const std::string& out = s.out;
+  const size_t first = s.first;
+  FILE* res = s.res;
+  uint8_t* g = s.g;
+  uint32_t* win = s.win;
+  Info* info = s.info;
+  const size_t smem = s.smem;
   const size_t none = size_t(-1);
   // Calibration of the barrier word: expected bytes X. (On the H100 a generic load of
   // the barrier reads 0 whatever it holds, so the counts come from completions.)
