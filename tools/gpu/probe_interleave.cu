@@ -239,13 +239,7 @@ tmap_ns::TensorMap map_of(const Case& k, uint64_t addr, int il) {
 int main(int argc, char** argv) {
   Setup<Info> s;
   if (const int rc = start(argc, argv, "probe_interleave", kCases.size(), probe, s); rc >= 0) return rc;
-  const std::string& out = s.out;
-  const size_t first = s.first;
-  FILE* res = s.res;
-  uint8_t* g = s.g;
-  uint32_t* win = s.win;
-  Info* info = s.info;
-  const size_t smem = s.smem;
+  auto& [out, first, res, g, win, info, smem] = s;
   const size_t none = size_t(-1);
   // Calibration of the barrier word: expected bytes X. (On the H100 a generic load of
   // the barrier reads 0 whatever it holds, so the counts come from completions.)

@@ -235,13 +235,7 @@ tmap_ns::TensorMap map_of(const Case& k, uint64_t addr) {
 int main(int argc, char** argv) {
   Setup<Info> s;
   if (const int rc = start(argc, argv, "probe_interleave_im2col", kCases.size(), probe, s); rc >= 0) return rc;
-  const std::string& out = s.out;
-  const size_t first = s.first;
-  FILE* res = s.res;
-  uint8_t* g = s.g;
-  uint32_t* win = s.win;
-  Info* info = s.info;
-  const size_t smem = s.smem;
+  auto& [out, first, res, g, win, info, smem] = s;
   for (size_t ci = first; ci < kCases.size(); ++ci) {
     const Case& k = kCases[ci];
     const uint64_t addr = reinterpret_cast<uint64_t>(g) + kTensorOffset;
