@@ -22,6 +22,14 @@
 #   scripts/gpu.sh check    on the GPU machine: every GPU test (tests/gpu/*.cu), then `engine`;
 #                           results under $OUT (check-log.txt, one log per test).
 #   scripts/gpu.sh unpack-truth DIR    here: DIR/truth-vectors.tar.gz -> tests/vectors/{im2col_load,im2col_store,tile_load_interleave,tile_store_interleave,im2col_load_interleave,im2col_store_interleave,questions}/.
+# The im2col driver verdicts (docs/hardware-notes.md, "im2col driver verdicts"):
+#   scripts/gpu.sh build-verdicts   here: build record_driver_verdicts alone (BUILD_DIR, default
+#                           build-gpu) into .gpubuild/verdicts (stripped; cudart is static, libfmt
+#                           goes to .gpubuild/lib when the binary needs it).
+#   scripts/gpu.sh verdicts on the GPU machine: record the im2col and im2col_wide verdicts;
+#                           results under $OUT (driver_verdicts_im2col.jsonl, verdicts-log.txt).
+#                           Carry .gpubuild/verdicts and .gpubuild/lib.
+#   scripts/gpu.sh unpack-verdicts DIR here: DIR's file -> tests/vectors/driver_verdicts_im2col.jsonl.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -222,6 +230,38 @@ unpack() {
   cp "$dir/log.txt" "$ROOT/tests/vectors/logs/gpu-run.log"
 }
 
+# The seed and counts of tests/vectors/driver_verdicts_im2col.jsonl (im2col, im2col_wide, seed).
+VERDICTS_IM2COL="1200 600 20260514"
+
+build_verdicts() {
+  cmake -S "$ROOT" -B "$B" -G Ninja -DTMAKIT_CUDA=ON -DTMAKIT_BUILD_BENCH=OFF >/dev/null || exit 1
+  ninja -C "$B" -j"${JOBS:-2}" record_driver_verdicts || exit 1
+  mkdir -p "$ROOT/.gpubuild/verdicts" "$ROOT/.gpubuild/lib"
+  strip -o "$ROOT/.gpubuild/verdicts/record_driver_verdicts" "$B/src/gpu/record_driver_verdicts"
+  local fmt
+  fmt=$(ldd "$B/src/gpu/record_driver_verdicts" | awk '/libfmt/ {print $3}')
+  [ -z "$fmt" ] || cp -L "$fmt" "$ROOT/.gpubuild/lib/"
+  ldd "$ROOT/.gpubuild/verdicts/record_driver_verdicts"
+  ls -la "$ROOT/.gpubuild/verdicts"
+}
+
+verdicts() {
+  local out=${OUT:-$ROOT/gpu-out}
+  export LD_LIBRARY_PATH=$ROOT/.gpubuild/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  log_to verdicts-log.txt
+  # shellcheck disable=SC2086
+  time timeout 300 "$ROOT/.gpubuild/verdicts/record_driver_verdicts" im2col "$out/driver_verdicts_im2col.jsonl" \
+    $VERDICTS_IM2COL
+  echo "record_driver_verdicts exit $?"
+  wc -l "$out/driver_verdicts_im2col.jsonl"
+}
+
+unpack_verdicts() {
+  cp "$1/driver_verdicts_im2col.jsonl" "$ROOT/tests/vectors/driver_verdicts_im2col.jsonl"
+  mkdir -p "$ROOT/tests/vectors/logs"
+  cp "$1/verdicts-log.txt" "$ROOT/tests/vectors/logs/verdicts-im2col.log"
+}
+
 case "${1:-}" in
   build) build ;;
   device) device ;;
@@ -232,5 +272,8 @@ case "${1:-}" in
   truth) truth ;;
   check) check ;;
   unpack-truth) unpack_truth "$2" ;;
-  *) echo "usage: $0 build | device | unpack DIR | sample | engine | unpack-faults DIR | truth | check | unpack-truth DIR" >&2; exit 2 ;;
+  build-verdicts) build_verdicts ;;
+  verdicts) verdicts ;;
+  unpack-verdicts) unpack_verdicts "$2" ;;
+  *) echo "usage: $0 build | device | unpack DIR | sample | engine | unpack-faults DIR | truth | check | unpack-truth DIR | build-verdicts | verdicts | unpack-verdicts DIR" >&2; exit 2 ;;
 esac

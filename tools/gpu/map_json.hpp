@@ -46,8 +46,9 @@ inline bool is_float_type(tensor_map::DataType t) {
 inline nlohmann::json map_json(const tensor_map::TensorMap& m, const std::string& global = {}, uint64_t offset = 0) {
   using nlohmann::json;
   const bool im2col = m.encode == tensor_map::Encode::im2col;
+  const bool wide = m.encode == tensor_map::Encode::im2col_wide;
   json j;
-  j["encode"] = im2col ? "im2col" : "tiled";
+  j["encode"] = im2col ? "im2col" : wide ? "im2col_wide" : "tiled";
   j["data_type"] = type_name(m.data_type);
   if (global.empty()) {
     j["global_address"] = m.global_address;
@@ -65,7 +66,7 @@ inline nlohmann::json map_json(const tensor_map::TensorMap& m, const std::string
   }
   j["dims"] = dims;
   j["strides"] = strides;
-  if (!im2col) j["box"] = box;
+  if (!im2col && !wide) j["box"] = box;
   j["element_strides"] = es;
   j["interleave"] = interleave_name(m.interleave);
   j["swizzle"] = swizzle_name(m.swizzle);
@@ -79,6 +80,13 @@ inline nlohmann::json map_json(const tensor_map::TensorMap& m, const std::string
     }
     j["pixel_box_lower"] = lo;
     j["pixel_box_upper"] = hi;
+    j["channels_per_pixel"] = m.channels_per_pixel;
+    j["pixels_per_column"] = m.pixels_per_column;
+  }
+  if (wide) {
+    j["pixel_box_lower_w"] = m.pixel_box_lower_w;
+    j["pixel_box_upper_w"] = m.pixel_box_upper_w;
+    j["mode"] = m.wide_mode == tensor_map::WideMode::w128 ? "w128" : "w";
     j["channels_per_pixel"] = m.channels_per_pixel;
     j["pixels_per_column"] = m.pixels_per_column;
   }

@@ -1,22 +1,27 @@
-// Records the driver's verdict on random tensor-map arguments (§1.3, §1.4, H17).
+// Records the driver's verdict on random tensor-map arguments (§1.3, §1.4, §1.5, H17).
 // About half of the sets are valid; each other set breaks exactly one rule, named
-// in "intended_rule" by the validator's rule id (src/tensor_map/rules.cpp), "none" for valid sets. Every set is encoded by the driver (through tmakit::gpu::encode)
-// and written as one JSON line: the map in the scenario `tensor_maps` form plus
-// "driver" (the CUresult name) and "intended_rule".
+// in "intended_rule" by the validator's rule id (src/tensor_map/rules.cpp), "none" for
+// valid sets. Every set is encoded by the driver (through tmakit::gpu::encode) and
+// written as one JSON line: the map in the scenario `tensor_maps` form plus "driver"
+// (the CUresult name) and "intended_rule". Every set follows from the seed.
 // Usage: record_driver_verdicts OUT.jsonl [COUNT] [SEED]
+//          the general sets (tests/vectors/driver_verdicts.jsonl: seed 20261122, 2400)
+//        record_driver_verdicts im2col OUT.jsonl [IM2COL] [WIDE] [SEED]
+//          im2col and im2col_wide sets and their corners (im2col_verdicts.cpp;
+//          tests/vectors/driver_verdicts_im2col.jsonl: 1200, 600, seed 20260514)
+// TMAKIT_DRY_RUN=1 writes the sets without a GPU ("driver": "DRY_RUN").
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <map>
-#include <random>
+#include <cstdlib>
 #include <string>
 
-#include "map_json.hpp"
 #include "tmakit/gpu/encode.hpp"
+#include "verdict_draws.hpp"
 
 using namespace tmakit;
+using namespace tmakit::gpu_tools::verdicts;
 using tensor_map::DataType;
 using tensor_map::Encode;
 using tensor_map::Interleave;
@@ -27,30 +32,13 @@ using tensor_map::TensorMap;
 using gpu_tools::elem_bytes;
 using gpu_tools::is_float_type;
 
-namespace {
-
-constexpr uint64_t kMaxBoxBytes = 233472;  // H17: one instruction delivers at most 228 KiB
-constexpr uint64_t kTwo32 = 1ull << 32;    // §1.3 globalDim upper bound (inclusive)
-constexpr uint64_t kTwo40 = 1ull << 40;    // §1.3 stride upper bound (exclusive)
-
-std::mt19937_64 rng;
-uint64_t base_address = 0;  // a real device allocation, 1024-aligned
-
-uint64_t urand(uint64_t lo, uint64_t hi) { return std::uniform_int_distribution<uint64_t>(lo, hi)(rng); }
-int irand(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
-bool chance(double p) { return std::bernoulli_distribution(p)(rng); }
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-int span_of(Swizzle s) {
-  switch (s) {
-    case Swizzle::b32: return 32;
-    case Swizzle::b64: return 64;
-    case Swizzle::none: return 0;
-    default: return 128;
-  }
-}
+namespace tmakit::gpu_tools::verdicts {
 
 uint64_t box_bytes(const TensorMap& m) {
+  if (m.encode == Encode::im2col_wide) {
+    const uint64_t pixels = m.wide_mode == tensor_map::WideMode::w128 ? 128 : m.pixels_per_column;
+    return uint64_t(m.channels_per_pixel) * pixels * elem_bytes(m.data_type);
+  }
   if (m.encode == Encode::im2col) return uint64_t(m.channels_per_pixel) * m.pixels_per_column * elem_bytes(m.data_type);
   uint64_t n = elem_bytes(m.data_type);
   for (int i = 0; i < m.rank; ++i) {
@@ -85,6 +73,8 @@ void random_extents(TensorMap& m, uint64_t align) {
     prev = round_up(prev, align);
   }
 }
+
+namespace {
 
 // Shrinks outer box dims until the map fits the 233,472-byte limit.
 void fit_box_limit(TensorMap& m) {
@@ -134,11 +124,17 @@ TensorMap limit_case(bool over) {
   return m;
 }
 
-TensorMap valid_im2col() {
+}  // namespace
+
+// The general mode draws no interleave here (its sets regenerate as recorded); the
+// im2col mode asks for interleave 16b/32b in a quarter of the draws.
+TensorMap valid_im2col(bool interleave) {
   TensorMap m;
   m.encode = Encode::im2col;
   m.data_type = static_cast<DataType>(irand(0, 12));
   const int eb = elem_bytes(m.data_type);
+  if (interleave && chance(0.25)) m.interleave = static_cast<Interleave>(irand(1, 2));
+  const uint64_t align = m.interleave == Interleave::b32 ? 32 : 16;
   m.rank = irand(3, 5);
   m.swizzle = static_cast<Swizzle>(irand(0, 3));
   int max_bytes = m.swizzle == Swizzle::none ? 256 * eb : span_of(m.swizzle);
@@ -146,9 +142,9 @@ TensorMap valid_im2col() {
   m.pixels_per_column = chance(0.1) ? 1 : irand(1, 1024);
   while (box_bytes(m) > kMaxBoxBytes) m.pixels_per_column /= 2;
   for (int i = 0; i < m.rank; ++i) m.element_strides[i] = chance(0.6) ? 1 : irand(1, 8);
-  random_extents(m, 16);
+  random_extents(m, align);
   // Corners: 16 bits shared by the spatial dims (§1.4); keep the box non-empty.
-  const int lim = m.rank == 3 ? 32768 : (m.rank == 4 ? 128 : 16);
+  const int lim = corner_limit(m.rank);
   for (int s = 0; s + 2 < m.rank; ++s) {
     uint64_t X = m.dims[s + 1];
     int lo, hi;
@@ -160,7 +156,7 @@ TensorMap valid_im2col() {
     m.pixel_box_lower[s] = lo;
     m.pixel_box_upper[s] = hi;
   }
-  m.global_address = base_address + 16 * urand(0, 64);
+  m.global_address = base_address + align * urand(0, 64);
   m.l2_promotion = static_cast<L2Promotion>(irand(0, 3));
   m.oob_fill = is_float_type(m.data_type) && chance(0.4) ? OobFill::nan_request_zero_fma : OobFill::zero;
   return m;
@@ -349,64 +345,67 @@ std::string break_one(TensorMap& m, int rule) {
         if (box_bytes(m) > kMaxBoxBytes) return "";
       }
       return "map.im2col-pixels";
+    case 18: {  // im2col: channels_per_pixel × element size a multiple of 16 bytes (issue 14)
+      if (tiled) return "";
+      const int max_bytes = m.swizzle == Swizzle::none ? 256 * eb : span_of(m.swizzle);
+      uint32_t c;
+      do c = uint32_t(irand(1, max_bytes / eb)); while ((c * eb) % 16 == 0);
+      m.channels_per_pixel = c;
+      if (box_bytes(m) > kMaxBoxBytes) return "";
+      return "map.im2col-channel-bytes";
+    }
   }
   return "";
 }
 
-}  // namespace
+void Recorder::emit(const TensorMap& m, const std::string& rule) {
+  alignas(64) CUtensorMap cm{};
+  CUresult r = dry_ ? CUDA_ERROR_NOT_SUPPORTED : gpu::encode(m, &cm);
+  nlohmann::json j = gpu_tools::map_json(m);
+  j["driver"] = dry_ ? "DRY_RUN" : gpu::result_name(r);
+  j["intended_rule"] = rule;
+  out_ << j.dump() << "\n";
+  auto& t = tally_[rule];
+  t.first++;
+  t.second += r != CUDA_SUCCESS;
+  ++written_;
+}
 
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s OUT.jsonl [COUNT] [SEED]\n", argv[0]);
-    return 2;
-  }
-  const int count = argc > 2 ? std::atoi(argv[2]) : 2400;
-  rng.seed(argc > 3 ? std::strtoull(argv[3], nullptr, 0) : 20261122);
-  void* mem = nullptr;
-  const bool dry = std::getenv("TMAKIT_DRY_RUN") != nullptr;  // no GPU: tests the generator only
-  if (dry) mem = reinterpret_cast<void*>(0x7f0000000000ull);
-  else if (cudaMalloc(&mem, 1 << 20) != cudaSuccess) {
-    std::fprintf(stderr, "cudaMalloc failed\n");
-    return 1;
-  }
-  base_address = round_up(reinterpret_cast<uint64_t>(mem), 1024);
-  std::ofstream out(argv[1]);
-  std::map<std::string, std::pair<int, int>> tally;  // rule -> (sets, refused)
-  int written = 0;
-  auto emit = [&](const TensorMap& m, const std::string& rule) {
-    alignas(64) CUtensorMap cm{};
-    CUresult r = dry ? CUDA_ERROR_NOT_SUPPORTED : gpu::encode(m, &cm);
-    nlohmann::json j = gpu_tools::map_json(m);
-    j["driver"] = dry ? "DRY_RUN" : gpu::result_name(r);
-    j["intended_rule"] = rule;
-    out << j.dump() << "\n";
-    auto& t = tally[rule];
-    t.first++;
-    t.second += r != CUDA_SUCCESS;
-    ++written;
-  };
-  emit(limit_case(false), "none");
-  emit(limit_case(true), "map.box-bytes-limit");
+void Recorder::print_tally(const char* what, const char* path) const {
+  std::printf("%s: %d sets written to %s\n%-28s %6s %8s\n", what, written_, path, "intended rule", "sets",
+              "refused");
+  for (auto& [rule, t] : tally_) std::printf("%-28s %6d %8d\n", rule.c_str(), t.first, t.second);
+}
+
+}  // namespace tmakit::gpu_tools::verdicts
+
+namespace {
+
+// The general sets (tests/vectors/driver_verdicts.jsonl): random tiled and im2col maps,
+// then the targeted probes of docs/hardware-notes.md items 1-5.
+void record_general(Recorder& rec, int count) {
+  rec.emit(limit_case(false), "none");
+  rec.emit(limit_case(true), "map.box-bytes-limit");
   // Does the byte limit divide box[0] by an (ignored) elementStrides[0]? uint8 {256, 228, 8}
   // with elementStrides[0] = 2 is 233,472 bytes if it does, 466,944 if not.
   for (uint32_t e0 = 2; e0 <= 8; e0 *= 2) {
     TensorMap m = limit_case(false);
     m.box = {256, 228, 4 * e0, 1, 1};
     m.element_strides = {e0, 1, 1, 1, 1};
-    emit(m, "map.box-bytes-limit");
+    rec.emit(m, "map.box-bytes-limit");
   }
-  while (written < count) {
+  while (rec.written() < count) {
     const bool im2col = chance(0.3);
     TensorMap m = im2col ? valid_im2col() : valid_tiled();
     if (chance(0.5)) {
-      emit(m, "none");
+      rec.emit(m, "none");
       continue;
     }
     for (int attempt = 0; attempt < 20; ++attempt) {
       TensorMap t = m;
-      std::string rule = break_one(t, irand(0, 17));
+      std::string rule = break_one(t, irand(0, 17));  // rules 0..17: the sets as recorded
       if (!rule.empty()) {
-        emit(t, rule);
+        rec.emit(t, rule);
         break;
       }
     }
@@ -431,7 +430,7 @@ int main(int argc, char** argv) {
     if (!(fl <= kMaxBoxBytes && ce > kMaxBoxBytes)) { --n; continue; }
     random_extents(m, 16);
     m.global_address = base_address;
-    emit(m, box_bytes(m) > kMaxBoxBytes ? "map.box-bytes-limit" : "none");
+    rec.emit(m, box_bytes(m) > kMaxBoxBytes ? "map.box-bytes-limit" : "none");
   }
   // (b) im2col boxes over spatial extents near 2^31 and 2^32 (X + upper - lower in 32 bits?)
   for (int n = 0; n < 80; ++n) {
@@ -442,7 +441,7 @@ int main(int argc, char** argv) {
     const int lim = m.rank == 3 ? 32768 : (m.rank == 4 ? 128 : 16);
     m.pixel_box_lower[s] = irand(-std::min(lim, 8), std::min(lim - 1, 8));
     m.pixel_box_upper[s] = irand(-std::min(lim, 8), std::min(lim - 1, 8));
-    emit(m, int64_t(m.dims[s + 1]) - 1 + m.pixel_box_upper[s] < m.pixel_box_lower[s] ? "map.im2col-box-empty" : "none");
+    rec.emit(m, int64_t(m.dims[s + 1]) - 1 + m.pixel_box_upper[s] < m.pixel_box_lower[s] ? "map.im2col-box-empty" : "none");
   }
   // (c) interleave 16B / 32B against every swizzle and several inner box widths
   for (int n = 0; n < 120; ++n) {
@@ -463,10 +462,39 @@ int main(int argc, char** argv) {
     const char* rule = m.interleave == Interleave::b32 && m.swizzle != Swizzle::b32 ? "map.interleave-swizzle"
                        : (int(m.box[0]) * eb) % 16 != 0 ? "none"
                        : !span_ok ? "map.swizzle-span" : "none";
-    emit(m, rule);
+    rec.emit(m, rule);
   }
-  std::printf("driver verdicts: %d sets written to %s\n%-28s %6s %8s\n", written, argv[1], "intended rule", "sets",
-              "refused");
-  for (auto& [rule, t] : tally) std::printf("%-28s %6d %8d\n", rule.c_str(), t.first, t.second);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool im2col = argc > 1 && std::string(argv[1]) == "im2col";
+  const int first = im2col ? 2 : 1;  // OUT.jsonl
+  if (argc <= first) {
+    std::fprintf(stderr, "usage: %s OUT.jsonl [COUNT] [SEED]\n       %s im2col OUT.jsonl [IM2COL] [WIDE] [SEED]\n",
+                 argv[0], argv[0]);
+    return 2;
+  }
+  auto arg = [&](int i, unsigned long long fallback) {
+    return argc > first + i ? std::strtoull(argv[first + i], nullptr, 0) : fallback;
+  };
+  rng.seed(im2col ? arg(3, 20260514) : arg(2, 20261122));
+  void* mem = nullptr;
+  const bool dry = std::getenv("TMAKIT_DRY_RUN") != nullptr;  // no GPU: tests the generator only
+  if (dry) mem = reinterpret_cast<void*>(0x7f0000000000ull);
+  else if (cudaMalloc(&mem, 1 << 20) != cudaSuccess) {
+    std::fprintf(stderr, "cudaMalloc failed\n");
+    return 1;
+  }
+  base_address = round_up(reinterpret_cast<uint64_t>(mem), 1024);
+  Recorder rec(argv[first], dry);
+  if (!rec.ok()) {
+    std::fprintf(stderr, "cannot write %s\n", argv[first]);
+    return 1;
+  }
+  if (im2col) record_im2col(rec, int(arg(1, 1200)), int(arg(2, 600)));
+  else record_general(rec, int(arg(1, 2400)));
+  rec.print_tally("driver verdicts", argv[first]);
   return 0;
 }
