@@ -1,0 +1,12 @@
+// Where a watched call came from: the innermost native frames outside this
+// library (module, symbol, offset: `addr2line -e MODULE OFFSET` finds the line),
+// and, when the calling thread holds Python's GIL, the innermost Python frames.
+#pragma once
+#include <nlohmann/json.hpp>
+
+namespace tmakit::watch {
+
+// {"python": [{"file", "line", "function"}...], "native": [{"module", "symbol", "offset"}...]}
+nlohmann::json current_call_site();
+
+}  // namespace tmakit::watch

@@ -1,0 +1,30 @@
+// The real functions behind the hooks: glibc's dlsym, and the driver's entry points
+// as the program (or the library) found them. Each slot is an atomic pointer, set
+// once from the first real pointer seen, so the pass-through paths take no lock.
+#pragma once
+#include <atomic>
+
+#include "driver_abi.hpp"
+
+namespace tmakit::watch {
+
+using DlsymFn = void* (*)(void*, const char*);
+// glibc's own dlsym (found with dlvsym, which the library does not hook).
+DlsymFn real_dlsym();
+
+enum class Slot : int { encode_tiled, encode_im2col, encode_im2col_wide, replace_address, get_proc_address_v1,
+                        get_proc_address_v2, get_error_name, count };
+inline constexpr const char* kSlotSymbol[] = {"cuTensorMapEncodeTiled", "cuTensorMapEncodeIm2col",
+                                               "cuTensorMapEncodeIm2colWide", "cuTensorMapReplaceAddress",
+                                               "cuGetProcAddress", "cuGetProcAddress_v2", "cuGetErrorName"};
+
+// Keeps `fn` as the real function of `slot` unless one is already kept (or `fn` is
+// one of the library's own hooks, which would make a loop).
+void remember(Slot slot, void* fn);
+// The real function of `slot`: the one remembered, else the next definition after
+// this library (RTLD_NEXT), else libcuda.so.1's own; nullptr when there is none.
+void* real(Slot slot);
+// True when `fn` is one of the library's hooks.
+bool is_hook(void* fn);
+
+}  // namespace tmakit::watch

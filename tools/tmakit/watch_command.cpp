@@ -1,0 +1,122 @@
+// `tmakit watch [--log FILE] [--strict] [--quiet] [--target T] -- CMD [ARGS...]`:
+// runs CMD with the preload library libtmakit_watch.so (docs/watch.md), which sees
+// every tensor-map call CMD makes and checks it. tmakit replaces itself with CMD
+// (exec), so CMD keeps tmakit's pid, signals and exit status; the summary comes
+// from the library at CMD's exit.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "tmakit/spec/target.hpp"
+
+namespace tmakit::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct WatchOptions {
+  std::string log;
+  bool strict = false;
+  bool quiet = false;
+  std::string target = "sm_90a";
+};
+
+// The library beside the CLI: TMAKIT_WATCH_LIBRARY, the CLI's own folder, the
+// install layout (<bindir>/<relative libdir>), then the build tree.
+std::string find_library() {
+  if (const char* env = std::getenv("TMAKIT_WATCH_LIBRARY"); env != nullptr && *env != '\0') return env;
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  std::vector<fs::path> candidates;
+  if (!ec) {
+    candidates.push_back(self.parent_path() / "libtmakit_watch.so");
+    candidates.push_back(self.parent_path() / TMAKIT_WATCH_RELATIVE_LIBDIR / "libtmakit_watch.so");
+  }
+  candidates.emplace_back(TMAKIT_WATCH_BUILD_PATH);
+  for (const auto& p : candidates)
+    if (fs::is_regular_file(p, ec)) return fs::weakly_canonical(p, ec).string();
+  return {};
+}
+
+int run_watch(const WatchOptions& o, const std::vector<std::string>& command) {
+  if (command.empty()) {
+    fmt::print(stderr, "tmakit watch: error: no command given (tmakit watch [options] -- CMD [ARGS...])\n");
+    return 2;
+  }
+  if (!spec::parse_target(o.target)) {
+    fmt::print(stderr, "tmakit watch: --target: error: unknown target \"{}\" (e.g. sm_90a, sm_100a)\n", o.target);
+    return 2;
+  }
+  const std::string library = find_library();
+  if (library.empty()) {
+    fmt::print(stderr, "tmakit watch: error: libtmakit_watch.so was not found beside tmakit; set "
+                       "TMAKIT_WATCH_LIBRARY to its path\n");
+    return 2;
+  }
+  if (library.find_first_of(": ") != std::string::npos) {
+    fmt::print(stderr, "tmakit watch: error: the library path \"{}\" holds a ':' or a space, which LD_PRELOAD "
+                       "cannot carry\n", library);
+    return 2;
+  }
+  if (!o.log.empty()) {
+    // A fresh log for this run (the library appends, from every process of the run);
+    // an absolute path, since the command may change its directory.
+    int fd = ::open(o.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      fmt::print(stderr, "tmakit watch: --log: error: cannot create {}: {}\n", o.log, std::strerror(errno));
+      return 2;
+    }
+    ::close(fd);
+    std::error_code ec;
+    setenv("TMAKIT_WATCH_LOG", fs::absolute(o.log, ec).c_str(), 1);
+  } else {
+    unsetenv("TMAKIT_WATCH_LOG");
+  }
+  const char* old = std::getenv("LD_PRELOAD");
+  std::string preload = library + (old != nullptr && *old != '\0' ? std::string(":") + old : "");
+  setenv("LD_PRELOAD", preload.c_str(), 1);
+  setenv("TMAKIT_WATCH_STRICT", o.strict ? "1" : "0", 1);
+  setenv("TMAKIT_WATCH_QUIET", o.quiet ? "1" : "0", 1);
+  setenv("TMAKIT_WATCH_TARGET", o.target.c_str(), 1);
+  setenv("TMAKIT_WATCH_ROOT_PID", std::to_string(getpid()).c_str(), 1);
+  std::vector<char*> argv;
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  const int err = errno;
+  fmt::print(stderr, "tmakit watch: error: cannot run {}: {}\n", command[0], std::strerror(err));
+  return err == ENOENT ? 127 : 126;  // as env(1) and the shells say it
+}
+
+}  // namespace
+
+void add_watch_command(CLI::App& app, int& status) {
+  auto o = std::make_shared<WatchOptions>();
+  auto command = std::make_shared<std::vector<std::string>>();
+  CLI::App* cmd = app.add_subcommand(
+      "watch", "Run a program and check every tensor map it encodes (tmakit watch [options] -- CMD [ARGS...])");
+  cmd->add_option("--log", o->log, "write one JSON Lines record per tensor-map call to FILE");
+  cmd->add_flag("--strict", o->strict,
+                "return CUDA_ERROR_INVALID_VALUE from a call the driver accepts but tmakit flags "
+                "(any error or warning)");
+  cmd->add_flag("--quiet", o->quiet, "say only refusals and disagreements (no warnings, no summary)");
+  cmd->add_option("--target", o->target, "the target maps are validated for (default sm_90a)");
+  cmd->add_option("command", *command, "the program and its arguments, after --");
+  cmd->prefix_command();
+  cmd->callback([o, command, cmd, &status] {
+    std::vector<std::string> all = *command;
+    for (const auto& extra : cmd->remaining()) all.push_back(extra);
+    if (!all.empty() && all.front() == "--") all.erase(all.begin());  // the separator itself
+    status = run_watch(*o, all);
+  });
+}
+
+}  // namespace tmakit::cli
