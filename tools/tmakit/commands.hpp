@@ -10,5 +10,6 @@ void add_run_command(CLI::App& app, int& status);   // run_command.cpp
 void add_docs_command(CLI::App& app, int& status);  // docs_command.cpp
 void add_layout_command(CLI::App& app, int& status);  // layout_command.cpp
 void add_lint_command(CLI::App& app, int& status);  // lint_command.cpp
+void add_watch_command(CLI::App& app, int& status);  // watch_command.cpp
 
 }  // namespace tmakit::cli
