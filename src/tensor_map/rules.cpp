@@ -4,6 +4,7 @@
 // by the 2,750 recorded H100 verdicts (docs/hardware-notes.md, "HW n" = its item n).
 #include <algorithm>
 #include <fmt/format.h>
+#include <numeric>
 
 #include "detail.hpp"
 #include "tmakit/tensor_map/tensor_map.hpp"
@@ -54,6 +55,8 @@ constexpr MapRule kRules[] = {
     {"map.im2col-box-empty", "§1.4, §1.5, H17", true, E,
      "pixel bounding box not empty: int32(dims[d] + upper) > lower per spatial dim, wrapping (HW2)"},
     {"map.im2col-channels", "§1.4, §1.5", true, E, "channels_per_pixel in 1..256"},
+    {"map.im2col-channel-bytes", "§1.4, §1.5, HW6", true, E,
+     "channels_per_pixel × element size a multiple of 16 bytes (with interleave too)"},
     {"map.im2col-pixels", "§1.4, §1.5", true, E, "pixels_per_column in 1..1024 (ignored in mode w128)"},
     {"map.im2col-wide-target", "§1.5", true, E, "im2col_wide maps need sm_100 or later"},
     {"map.im2col-wide-corner-range", "§1.5", true, E, "pixel_box_lower_w / upper_w in [-32768, 32767]"},
@@ -101,6 +104,12 @@ class Checker {
   uint64_t elem_bits() const { return static_cast<uint64_t>(smem_bits_per_element(m_.data_type)); }
   std::string elem_text() const { return detail::bytes_text(elem_bits()); }
   bool tiled() const { return m_.encode == Encode::tiled; }
+  // Whether an error already names `field` (a prefix: "dims[" is every dimension).
+  // Advice derived from a value already in error only adds noise, so it is skipped.
+  bool in_error(std::string_view field) const {
+    return std::any_of(d_.begin(), d_.end(),
+                       [&](const Diagnostic& d) { return d.severity == E && d.where.rfind(field, 0) == 0; });
+  }
 
   void rank_and_target();
   void address();
@@ -113,6 +122,7 @@ class Checker {
   void packed(int r);
   void im2col(int r);
   void im2col_box_empty(int i);
+  void im2col_channel_bytes();
   void advisories(int r);
   void stride_overlap(int r);
 
@@ -228,7 +238,7 @@ void Checker::interleave_and_swizzle(int r) {
         "swizzle");
   // Q26: an interleaved tiled load walks dimension rank-2 once (k = 0): a larger box or
   // element stride there is silently ignored, so the box holds fewer bytes than written.
-  if (m_.interleave != Interleave::none && tiled() && r >= 3) {
+  if (m_.interleave != Interleave::none && tiled() && r >= 3 && !in_error("box[") && !in_error("element_strides[")) {
     const int once = r - 2;
     if (m_.box[once] > 1 || m_.element_strides[once] > 1)
       add("map.interleave-walk-once",
@@ -262,7 +272,7 @@ void Checker::fill_and_size() {
       add("map.box-bytes-limit",
           fmt::format("one instruction would deliver {} bytes (channels_per_pixel × pixels × element size); the limit "
                       "is {} bytes (228 KiB)",
-                      bytes, kMaxBoxBytes),
+                      detail::size_text(bytes), kMaxBoxBytes),
           "pixels_per_column");
     return;
   }
@@ -271,9 +281,9 @@ void Checker::fill_and_size() {
     add("map.box-bytes-limit",
         fmt::format("the driver counts {} bytes (Π floor(box[i] / element_strides[i]) × element size, dimension 0 "
                     "included); the limit is {} bytes (228 KiB)",
-                    counted, kMaxBoxBytes),
+                    detail::size_text(counted), kMaxBoxBytes),
         "box");
-  else if (delivered > kMaxBoxBytes)
+  else if (delivered > kMaxBoxBytes && !in_error("box[") && !in_error("element_strides["))
     add("map.box-bytes-delivered",
         fmt::format("one load delivers {} bytes (Π ceil(box[i] / element_strides[i]) × element size, element_strides[0] "
                     "ignored without interleave, H16), more than {} bytes (228 KiB), which no CTA's shared memory holds; "
@@ -373,6 +383,8 @@ void Checker::im2col(int r) {
   if (m_.channels_per_pixel < 1 || m_.channels_per_pixel > kMaxChannels)
     add("map.im2col-channels", fmt::format("channels_per_pixel = {} is outside 1..256", m_.channels_per_pixel),
         "channels_per_pixel");
+  else
+    im2col_channel_bytes();
   bool pixels_used = !(m_.encode == Encode::im2col_wide && m_.wide_mode == WideMode::w128);
   if (pixels_used && (m_.pixels_per_column < 1 || m_.pixels_per_column > kMaxPixels))
     add("map.im2col-pixels", fmt::format("pixels_per_column = {} is outside 1..1024", m_.pixels_per_column),
@@ -409,16 +421,32 @@ void Checker::im2col_box_empty(int i) {
         idx("pixel_box_upper", i));
 }
 
+// HW6: a pixel's channels are whole 16-byte chunks, as box[0] is for tiled maps (the
+// driver refuses uint8 with 24 channels); with interleave too. Packed types count their
+// shared-memory bits (16u4_align8b: 4), unmeasured: sm_90 refuses them all.
+void Checker::im2col_channel_bytes() {
+  const uint64_t c = m_.channels_per_pixel, bits = c * elem_bits();
+  if (bits % 128 == 0) return;
+  const uint64_t step = 128 / std::gcd(uint64_t{128}, elem_bits());  // channels per 16-byte chunk
+  const uint64_t below = c / step * step, above = below + step;
+  add("map.im2col-channel-bytes",
+      fmt::format("channels_per_pixel × element size = {} × {} bytes = {} bytes is not a multiple of 16 bytes, which "
+                  "the driver refuses; use a multiple of {} channels ({}{}), padding the channel dimension if needed",
+                  c, elem_text(), detail::bytes_text(bits), step, below ? fmt::format("{} or ", below) : "", above),
+      "channels_per_pixel");
+}
+
 void Checker::advisories(int r) {
   if (tiled())
     for (int i = 0; i < r; ++i)
-      if (m_.dims[i] >= 1 && m_.box[i] > m_.dims[i])
+      if (m_.dims[i] >= 1 && m_.box[i] > m_.dims[i] && !in_error(idx("dims", i)) && !in_error(idx("box", i)))
         add("map.box-exceeds-tensor",
             fmt::format("box[{}] = {} is larger than dims[{}] = {}: valid (H5); loads fill the rest, stores skip it", i,
                         m_.box[i], i, m_.dims[i]),
             idx("box", i));
   // H6: stores (and reductions) write whole 16-byte global chunks. im2col_wide has no store form.
-  if (r >= 1 && m_.encode != Encode::im2col_wide && m_.interleave == Interleave::none && m_.dims[0] >= 1) {
+  if (r >= 1 && m_.encode != Encode::im2col_wide && m_.interleave == Interleave::none && m_.dims[0] >= 1 &&
+      !in_error("dims[0]")) {
     uint64_t gbits = static_cast<uint64_t>(bits_per_element(m_.data_type));
     uint64_t bits = detail::mul_sat(m_.dims[0], gbits);
     if (bits % 128) {
@@ -445,7 +473,7 @@ void Checker::advisories(int r) {
 // below it (stride[k] >= stride[k-1] × dims[k-1], the first one past one element);
 // otherwise two coordinates can name the same bytes.
 void Checker::stride_overlap(int r) {
-  if (r < 2 || m_.interleave != Interleave::none) return;
+  if (r < 2 || m_.interleave != Interleave::none || in_error("dims[") || in_error("strides[")) return;
   struct Dim { uint64_t stride_bits, extent; int i; };
   const uint64_t elem = static_cast<uint64_t>(bits_per_element(m_.data_type));
   std::vector<Dim> ds;
@@ -455,18 +483,18 @@ void Checker::stride_overlap(int r) {
     ds.push_back({sb, m_.dims[i], i});
   }
   std::stable_sort(ds.begin(), ds.end(), [](const Dim& a, const Dim& b) { return a.stride_bits < b.stride_bits; });
-  uint64_t below = elem;  // bits spanned by the dimensions already passed
+  unsigned __int128 below = elem;  // bits spanned by the dimensions already passed (exact: it can pass 2^64)
   std::string below_text = fmt::format("one element ({} bytes)", detail::bytes_text(elem));
   for (const Dim& d : ds) {
     if (d.stride_bits < below) {
       add("map.stride-overlap",
           fmt::format("dimension {} has stride {} bytes, less than the {} bytes of {}: coordinates may alias; loads are "
                       "fine, stores and reductions would write such bytes more than once (Q24)",
-                      d.i, detail::bytes_text(d.stride_bits), detail::bytes_text(below), below_text),
+                      d.i, detail::bytes_text(d.stride_bits), detail::bytes_text_wide(below), below_text),
           d.i == 0 ? std::string("dims[0]") : idx("strides", d.i - 1));
       return;  // one report is enough
     }
-    below = detail::mul_sat(d.stride_bits, d.extent);
+    below = static_cast<unsigned __int128>(d.stride_bits) * d.extent;
     below_text = fmt::format("dimension {} ({} × {} bytes)", d.i, d.extent, detail::bytes_text(d.stride_bits));
   }
 }

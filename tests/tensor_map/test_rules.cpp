@@ -32,6 +32,8 @@ const Diagnostic* find(const Diagnostics& ds, std::string_view rule) {
     if (d.rule == rule) return &d;
   return nullptr;
 }
+// The pointer would outlive a temporary list (ASan: heap-use-after-free): keep the list.
+const Diagnostic* find(Diagnostics&&, std::string_view) = delete;
 
 // Rank r with outer dims of 4 and a dense stride chain on top of the base map.
 void set_rank(TensorMap& m, int r) {
@@ -242,6 +244,17 @@ const std::vector<Case>& cases() {
        [](auto& m) { m.swizzle = Swizzle::none, m.channels_per_pixel = 257; }, "channels_per_pixel"},
       {"map.im2col-channels", "1 / 0", im2col_base, [](auto& m) { m.channels_per_pixel = 1; },
        [](auto& m) { m.channels_per_pixel = 0; }, "channels_per_pixel"},
+      // HW6 (issue 14): the driver refuses uint8 with 24 channels; whole 16-byte chunks pass.
+      {"map.im2col-channel-bytes", "uint8: 32 / 24", im2col_base,
+       [](auto& m) { m.data_type = DataType::uint8, m.channels_per_pixel = 32; },
+       [](auto& m) { m.data_type = DataType::uint8, m.channels_per_pixel = 24; }, "channels_per_pixel"},
+      {"map.im2col-channel-bytes", "float64 with interleave 16b: 2 / 1", im2col_base,
+       [](auto& m) { m.data_type = DataType::float64, m.interleave = Interleave::b16, m.channels_per_pixel = 2; },
+       [](auto& m) { m.data_type = DataType::float64, m.interleave = Interleave::b16, m.channels_per_pixel = 1; },
+       "channels_per_pixel"},
+      {"map.im2col-channel-bytes", "im2col_wide float16: 8 / 12", wide_base,
+       [](auto& m) { m.channels_per_pixel = 8; }, [](auto& m) { m.channels_per_pixel = 12; }, "channels_per_pixel",
+       kSm100a},
       {"map.im2col-pixels", "1024 / 1025", im2col_base, [](auto& m) { m.pixels_per_column = 1024; },
        [](auto& m) { m.pixels_per_column = 1025; }, "pixels_per_column"},
       {"map.im2col-pixels", "1 / 0", im2col_base, [](auto& m) { m.pixels_per_column = 1; },
@@ -437,7 +450,8 @@ TEST(Rules, StoreInnerExtentCountsBytesPastTheEnd) {
   for (auto [extent, past] : {std::pair{466, 14}, std::pair{470, 10}}) {
     TensorMap m = tiled_rank3_u8();
     m.dims[0] = static_cast<uint64_t>(extent);
-    const Diagnostic* w = find(validate(m, kSm90a), "map.store-inner-extent");
+    const Diagnostics ds = validate(m, kSm90a);
+    const Diagnostic* w = find(ds, "map.store-inner-extent");
     ASSERT_NE(w, nullptr);
     EXPECT_NE(w->message.find("up to " + std::to_string(past) + " bytes"), std::string::npos) << w->message;
   }
@@ -555,12 +569,14 @@ TEST(HardwareRules, Im2colEmptyBoxFollowsTheWrappingTest) {
 TEST(HardwareRules, Im2colMessagesSayWhetherTheBoxIsEmptyOrTheTestWraps) {
   TensorMap m = im2col_base();
   m.pixel_box_lower[0] = 0, m.pixel_box_upper[0] = -8;  // W 8: last base -1 < 0, really empty
-  const Diagnostic* d = find(validate(m, kSm90a), "map.im2col-box-empty");
+  Diagnostics ds = validate(m, kSm90a);
+  const Diagnostic* d = find(ds, "map.im2col-box-empty");
   ASSERT_NE(d, nullptr);
   EXPECT_NE(d->message.find("is empty along dimension 1"), std::string::npos) << d->message;
   m = im2col_base();
   m.dims[1] = 1ull << 32, m.pixel_box_lower[0] = -1, m.pixel_box_upper[0] = -1;  // the notes' example
-  d = find(validate(m, kSm90a), "map.im2col-box-empty");
+  ds = validate(m, kSm90a);
+  d = find(ds, "map.im2col-box-empty");
   ASSERT_NE(d, nullptr);
   EXPECT_NE(d->message.find("wraps in 32 bits"), std::string::npos) << d->message;
   EXPECT_NE(d->message.find("= -1 is not above lower = -1"), std::string::npos) << d->message;
@@ -587,6 +603,42 @@ TEST(HardwareRules, RecordedExamplesOfTheNotes) {
     m.box[0] = 2;  // 8 bytes
     EXPECT_TRUE(has_rule(validate(m, kSm90a), "map.box-inner-bytes")) << name(s);
   }
+}
+
+// HW6 (issue 14): the issue's maps, uint8 with 24 or 40 channels and interleave none, are
+// refused, and the message names the product and the channel counts that would pass.
+TEST(HardwareRules, Im2colChannelBytesNamesTheProductAndTheFix) {
+  for (auto [channels, fix] : {std::pair{24u, "16 or 32"}, std::pair{40u, "32 or 48"}}) {
+    TensorMap m = im2col_base();
+    m.data_type = DataType::uint8, m.channels_per_pixel = channels, m.swizzle = Swizzle::none;
+    const Diagnostics ds = validate(m, kSm90a);
+    const Diagnostic* d = find(ds, "map.im2col-channel-bytes");
+    ASSERT_NE(d, nullptr) << channels;
+    EXPECT_EQ(d->severity, Severity::error);
+    const std::string product = std::to_string(channels) + " × 1 bytes = " + std::to_string(channels) + " bytes";
+    EXPECT_NE(d->message.find(product), std::string::npos) << d->message;
+    EXPECT_NE(d->message.find("multiple of 16 channels"), std::string::npos) << d->message;
+    EXPECT_NE(d->message.find(std::string("(") + fix + ")"), std::string::npos) << d->message;
+  }
+}
+
+// HW6 against a naive reference: for every plain type, both encodes and every interleave,
+// the rule fires exactly when channels × element bytes is not a multiple of 16.
+TEST(HardwareRules, Im2colChannelBytesAgreesWithItsReference) {
+  const int bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};  // §1.2, uint8 .. tfloat32_ftz
+  int fired_total = 0;
+  for (int t = 0; t <= 12; ++t)
+    for (bool wide : {false, true})
+      for (Interleave il : {Interleave::none, Interleave::b16, Interleave::b32})
+        for (uint32_t c = 1; c <= 256; ++c) {
+          TensorMap m = wide ? wide_base() : im2col_base();
+          m.data_type = static_cast<DataType>(t), m.interleave = il, m.channels_per_pixel = c;
+          const bool expected = (c * bytes[t]) % 16 != 0;
+          const bool fired = has_rule(validate(m, wide ? kSm100a : kSm90a), "map.im2col-channel-bytes");
+          ASSERT_EQ(fired, expected) << name(m.data_type) << " × " << c << (wide ? " wide" : "") << " " << name(il);
+          fired_total += fired;
+        }
+  EXPECT_GT(fired_total, 0);
 }
 
 }  // namespace

@@ -271,7 +271,7 @@ int pixels_against_box(Recorder& rec, int reps) {
 // divide?), and with interleave (does it count channels or one slice per pixel?).
 int byte_limit(Recorder& rec, int reps) {
   struct At { int eb; uint32_t channels, pixels; };  // channels × pixels × eb = 233,472
-  const At at[] = {{4, 228, 256}, {2, 228, 512}, {8, 114, 256}};
+  const At at[] = {{4, 228, 256}, {2, 128, 912}, {8, 114, 256}, {1, 256, 912}};
   int n = 0;
   for (int rep = 0; rep < reps; ++rep)
     for (const At& a : at) {
