@@ -15,15 +15,6 @@
 namespace tmakit::gpu_tools::verdicts {
 namespace {
 
-using tensor_map::DataType;
-using tensor_map::Encode;
-using tensor_map::Interleave;
-using tensor_map::L2Promotion;
-using tensor_map::OobFill;
-using tensor_map::Swizzle;
-using tensor_map::TensorMap;
-using tensor_map::WideMode;
-
 constexpr const char* kNone = "none";
 
 // A plain data type of `bytes` bytes per element, drawn among those of that size.

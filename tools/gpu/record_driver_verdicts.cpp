@@ -22,15 +22,6 @@
 
 using namespace tmakit;
 using namespace tmakit::gpu_tools::verdicts;
-using tensor_map::DataType;
-using tensor_map::Encode;
-using tensor_map::Interleave;
-using tensor_map::L2Promotion;
-using tensor_map::OobFill;
-using tensor_map::Swizzle;
-using tensor_map::TensorMap;
-using gpu_tools::elem_bytes;
-using gpu_tools::is_float_type;
 
 namespace tmakit::gpu_tools::verdicts {
 
@@ -377,8 +368,6 @@ void Recorder::print_tally(const char* what, const char* path) const {
   for (auto& [rule, t] : tally_) std::printf("%-28s %6d %8d\n", rule.c_str(), t.first, t.second);
 }
 
-}  // namespace tmakit::gpu_tools::verdicts
-
 namespace {
 
 // The general sets (tests/vectors/driver_verdicts.jsonl): random tiled and im2col maps,
@@ -467,6 +456,7 @@ void record_general(Recorder& rec, int count) {
 }
 
 }  // namespace
+}  // namespace tmakit::gpu_tools::verdicts
 
 int main(int argc, char** argv) {
   const bool im2col = argc > 1 && std::string(argv[1]) == "im2col";

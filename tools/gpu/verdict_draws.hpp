@@ -16,6 +16,15 @@
 
 namespace tmakit::gpu_tools::verdicts {
 
+using tensor_map::DataType;
+using tensor_map::Encode;
+using tensor_map::Interleave;
+using tensor_map::L2Promotion;
+using tensor_map::OobFill;
+using tensor_map::Swizzle;
+using tensor_map::TensorMap;
+using tensor_map::WideMode;
+
 inline constexpr uint64_t kMaxBoxBytes = 233472;  // H17: one instruction delivers at most 228 KiB
 inline constexpr uint64_t kTwo32 = 1ull << 32;    // §1.3 globalDim upper bound (inclusive)
 inline constexpr uint64_t kTwo40 = 1ull << 40;    // §1.3 stride upper bound (exclusive)
