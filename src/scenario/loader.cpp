@@ -1,7 +1,15 @@
 // JSON → Scenario, checking every field; nothing of the input is trusted.
+// Files are read only as docs/security.md says: regular files, size checked first,
+// `init` files confined to the scenario's folder.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
-#include <fstream>
-#include <sstream>
+#include <cstring>
 
 #include "tmakit/scenario/scenario.hpp"
 
@@ -9,6 +17,13 @@ namespace tmakit::scenario {
 namespace {
 
 using nlohmann::json;
+namespace fs = std::filesystem;
+
+// Where `init` files are looked for, and whether they may lie outside it.
+struct Folder {
+  fs::path dir;  // the scenario's folder; empty: the current folder
+  bool files_anywhere = false;
+};
 
 [[noreturn]] void bad(const std::string& where, const std::string& message) {
   throw InputError({Severity::error, "scenario.field", message, where});
@@ -36,22 +51,104 @@ std::string get_string(const json& j, const std::string& where) {
   return j.get<std::string>();
 }
 
-std::vector<uint8_t> read_file(const std::filesystem::path& p, const std::string& where) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) bad(where, "cannot read file " + p.string());
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+// The most a scenario file may hold: a scenario describes data, it does not carry
+// it (large inputs come from "file" inits); 64 MiB keeps parsing bounded.
+constexpr uint64_t kMaxScenarioBytes = uint64_t{64} << 20;
+// The model keeps every global allocation in host memory: 4 GiB in all.
+constexpr uint64_t kMaxGlobalBytes = uint64_t{1} << 32;
+
+[[noreturn]] void bad_file(const std::string& rule, const std::string& where, const std::string& message) {
+  throw InputError({Severity::error, rule, message, where});
 }
 
-Init parse_init(const json& j, const std::string& where, const std::filesystem::path& dir, std::optional<uint64_t> size) {
+// Anything but a regular file of the right size (a device such as /dev/zero, a FIFO,
+// a folder) is refused before a byte is read, so reading is bounded whatever the path.
+}  // namespace
+
+std::vector<uint8_t> read_regular_file(const fs::path& p, std::optional<uint64_t> size, uint64_t max,
+                                       const std::string& where, const std::string& what, const std::string& rule) {
+  struct stat st{};
+  if (::stat(p.c_str(), &st) != 0)
+    bad_file(rule, where, fmt::format("cannot read {} {}: {}", what, p.string(), std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    bad_file(rule + "-not-regular", where,
+             fmt::format("{} {} is not a regular file ({}); only regular files are read", what, p.string(),
+                         S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                          : S_ISFIFO(st.st_mode) ? "a pipe" : "not a plain file"));
+  // O_NONBLOCK: a file swapped for a FIFO after the stat cannot block the open.
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    bad_file(rule, where, fmt::format("cannot read {} {}: {}", what, p.string(), std::strerror(errno)));
+  std::vector<uint8_t> bytes;
+  try {
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+      bad_file(rule + "-not-regular", where, fmt::format("{} {} is not a regular file", what, p.string()));
+    const auto n = static_cast<uint64_t>(st.st_size);
+    if (size && n != *size)
+      bad_file(rule + "-size", where,
+               fmt::format("{} {} holds {} bytes, the region {}; give a file of exactly {} bytes", what, p.string(), n,
+                           *size, *size));
+    if (n > max)
+      bad_file(rule + "-size", where,
+               fmt::format("{} {} holds {} bytes, more than the {} bytes allowed here", what, p.string(), n, max));
+    bytes.resize(n);
+    uint64_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::read(fd, bytes.data() + got, n - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0)
+        bad_file(rule + "-size", where, fmt::format("{} {} ended after {} of its {} bytes (changed while read)",
+                                                          what, p.string(), got, n));
+      got += static_cast<uint64_t>(r);
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return bytes;
+}
+
+namespace {
+
+// `init: {"file": F}`: F relative to the scenario's folder and inside it, symlinks
+// resolved first, so a scenario that travels cannot read what its folder does not hold
+// (docs/security.md). `files_anywhere` (tmakit run --allow-files-anywhere) lifts that.
+fs::path init_file_path(const std::string& name, const Folder& folder, const std::string& where) {
+  if (name.empty()) bad(where, "must name a file, got \"\"");
+  const fs::path p(name);
+  if (folder.files_anywhere) return p.is_absolute() ? p : folder.dir / p;
+  std::error_code ec;
+  const fs::path root = fs::canonical(folder.dir.empty() ? fs::path(".") : folder.dir, ec);
+  if (ec)
+    bad_file("scenario.file", where, fmt::format("cannot resolve the scenario's folder {}: {}", folder.dir.string(),
+                                                 ec.message()));
+  if (p.is_absolute())
+    bad_file("scenario.file-outside", where,
+             fmt::format("\"{}\" is an absolute path; name the file relative to the scenario's folder {} (or run "
+                         "with --allow-files-anywhere)", name, root.string()));
+  const fs::path resolved = fs::weakly_canonical(root / p, ec);
+  if (ec) bad_file("scenario.file", where, fmt::format("cannot resolve \"{}\": {}", name, ec.message()));
+  const auto [end, _] = std::mismatch(root.begin(), root.end(), resolved.begin(), resolved.end());
+  if (end != root.end() || resolved == root)
+    bad_file("scenario.file-outside", where,
+             fmt::format("\"{}\" resolves to {}, outside the scenario's folder {}; keep data files beside the "
+                         "scenario (or run with --allow-files-anywhere)", name, resolved.string(), root.string()));
+  return resolved;
+}
+
+// `size`: the region's size when known (the file must hold exactly that); `max`: the
+// most the region can hold otherwise.
+Init parse_init(const json& j, const std::string& where, const Folder& folder, std::optional<uint64_t> size,
+                uint64_t max) {
   Init init;
   if (!j.is_object() || j.size() != 1) bad(where, "must be one of {\"file\"}, {\"byte\"}, {\"hex\"}, {\"random\"}");
   const std::string key = j.begin().key();
   const json& v = j.begin().value();
   if (key == "file") {
     init.kind = Init::Kind::file;
-    init.bytes = read_file(dir / get_string(v, where + ".file"), where + ".file");
-    if (size && init.bytes.size() != *size)
-      bad(where + ".file", "the file holds " + std::to_string(init.bytes.size()) + " bytes, the region " + std::to_string(*size));
+    const std::string name = get_string(v, where + ".file");
+    init.bytes = read_regular_file(init_file_path(name, folder, where + ".file"), size, max, where + ".file", "file");
   } else if (key == "byte") {
     init.kind = Init::Kind::byte;
     init.byte = static_cast<uint8_t>(get_uint(v, where + ".byte", 255));
@@ -155,7 +252,16 @@ SymbolValue parse_symbol(const json& v, const std::string& where, const Scenario
   return bad_symbol("expected an integer, \"shared:OFF\", \"shared@R:OFF\" or \"global:NAME+OFF\", got \"" + str + "\"");
 }
 
-Scenario from_json(const json& j, const std::filesystem::path& dir) {
+bool portable_name(std::string_view name) {
+  if (name.empty() || name[0] == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
+  });
+}
+
+Scenario from_json(const json& j, const std::filesystem::path& dir, const LoadOptions& options) {
+  const Folder folder{dir, options.files_anywhere};
   Scenario s;
   only_keys(j, "scenario", {"format", "target", "ptx_version", "cluster", "shared_bytes", "global", "shared_init",
                             "tensor_maps", "symbols", "program", "outputs", "comment"});
@@ -184,18 +290,23 @@ Scenario from_json(const json& j, const std::filesystem::path& dir) {
   }
   if (j.contains("global")) {
     if (!j["global"].is_object()) bad("scenario.global", "must be an object of allocations");
+    uint64_t global_total = 0;
     for (const auto& [name, a] : j["global"].items()) {
       std::string w = "scenario.global." + name;
       only_keys(a, w, {"bytes", "align", "init"});
       GlobalAlloc g;
       g.name = name;
       if (!a.contains("bytes")) bad(w, "needs \"bytes\"");
-      g.bytes = get_uint(a["bytes"], w + ".bytes", 1ull << 32);  // 4 GiB: the model keeps memory on the host
+      g.bytes = get_uint(a["bytes"], w + ".bytes", kMaxGlobalBytes);  // the model keeps memory on the host
+      global_total += g.bytes;
+      if (global_total > kMaxGlobalBytes)
+        bad(w + ".bytes", fmt::format("the global allocations reach {} bytes in all; the model holds at most {} (4 GiB)",
+                                      global_total, kMaxGlobalBytes));
       if (a.contains("align")) {
         g.align = get_uint(a["align"], w + ".align", 1ull << 20);
         if (g.align == 0 || (g.align & (g.align - 1))) bad(w + ".align", "must be a power of two");
       }
-      if (a.contains("init")) g.init = parse_init(a["init"], w + ".init", dir, g.bytes);
+      if (a.contains("init")) g.init = parse_init(a["init"], w + ".init", folder, g.bytes, g.bytes);
       s.globals.push_back(std::move(g));
     }
   }
@@ -212,7 +323,7 @@ Scenario from_json(const json& j, const std::filesystem::path& dir) {
       if (!e.contains("init")) bad(w, "needs \"init\"");
       std::optional<uint64_t> size;
       if (e.contains("bytes")) size = get_uint(e["bytes"], w + ".bytes", s.shared_bytes);
-      si.init = parse_init(e["init"], w + ".init", dir, size);
+      si.init = parse_init(e["init"], w + ".init", folder, size, s.shared_bytes - si.offset);
       si.bytes = size ? *size : si.init.bytes.size();
       if (!size && (si.init.kind == Init::Kind::byte || si.init.kind == Init::Kind::random))
         bad(w, "needs \"bytes\" for a byte or random init");
@@ -264,8 +375,11 @@ Scenario from_json(const json& j, const std::filesystem::path& dir) {
       Output o;
       if (!e.contains("name")) bad(w, "needs \"name\"");
       o.name = get_string(e["name"], w + ".name");
-      if (o.name.empty() || o.name.find_first_of("/\\") != std::string::npos || o.name[0] == '.')
-        bad(w + ".name", "must be a plain file name, got \"" + o.name + "\"");
+      if (!portable_name(o.name))
+        throw InputError({Severity::error, "scenario.output-name",
+                          fmt::format("{} is not a portable file name: use letters, digits and . _ - (not first .), "
+                                      "as in \"tile_0\"", json(o.name).dump()),
+                          w + ".name"});
       if (e.contains("shared") == e.contains("global")) bad(w, "needs exactly one of \"shared\" and \"global\"");
       if (e.contains("shared")) {
         const auto& r = e["shared"];
@@ -303,17 +417,16 @@ Scenario from_json(const json& j, const std::filesystem::path& dir) {
   return s;
 }
 
-Scenario load_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError({Severity::error, "scenario.file", "cannot read " + file.string(), file.string()});
+Scenario load_file(const std::filesystem::path& file, const LoadOptions& options) {
+  const std::vector<uint8_t> text = read_regular_file(file, std::nullopt, kMaxScenarioBytes, file.string(), "scenario");
   json j;
   try {
-    j = json::parse(in);
+    j = json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
     throw InputError({Severity::error, "scenario.json", std::string("malformed JSON: ") + e.what(), file.string()});
   }
   try {
-    return from_json(j, file.parent_path());
+    return from_json(j, file.parent_path(), options);
   } catch (const InputError&) {
     throw;
   } catch (const json::exception& e) {

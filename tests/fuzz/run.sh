@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target with clang (ASan + UBSan) and runs it for SECONDS,
-# starting from the seed corpus. Usage: run.sh ptx|scenario SECONDS [BUILD_DIR]
+# starting from the seed corpus. Usage: run.sh ptx|scenario|cli SECONDS [BUILD_DIR]
 set -euo pipefail
 target=$1; seconds=$2
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -11,12 +11,18 @@ srcs=$(ls "$root"/src/diag.cpp "$root"/src/spec/*.cpp "$root"/src/ptx/*.cpp)
 if [ "$target" = scenario ]; then
   srcs="$srcs $(ls "$root"/src/tensor_map/*.cpp "$root"/src/model/*.cpp "$root"/src/scenario/*.cpp)"
 fi
-if [ ! -x "$bin" ] || [ -n "$(find "$root/src" "$root/include" "$root/tests/fuzz" -newer "$bin" -name '*.[ch]pp' | head -1)" ]; then
+if [ "$target" = cli ]; then  # the map and layout front ends of tools/tmakit, without its main()
+  srcs="$srcs $(ls "$root"/src/tensor_map/*.cpp "$root"/src/model/*.cpp "$root"/src/scenario/*.cpp "$root"/src/layout/*.cpp)"
+  for f in map_command layout_command map_input call_log numbers output_files; do srcs="$srcs $root/tools/tmakit/$f.cpp"; done
+fi
+if [ ! -x "$bin" ] || [ -n "$(find "$root/src" "$root/include" "$root/tests/fuzz" "$root/tools/tmakit" -newer "$bin" -name '*.[ch]pp' | head -1)" ]; then
   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$root/include" $srcs "$root/tests/fuzz/fuzz_$target.cpp" -lfmt -o "$bin"
 fi
 # Seed corpus: the bundled examples and the instruction lines of their programs.
-if [ "$target" = scenario ]; then
+if [ "$target" = cli ]; then
+  cp "$root"/tests/fuzz/seeds_cli/* "$out/corpus_$target/"
+elif [ "$target" = scenario ]; then
   cp "$root"/examples/*/scenario.json "$out/corpus_$target/" 2>/dev/null || true
   for f in "$root"/examples/*/scenario.json; do cp "$f" "$out/corpus_$target/$(basename "$(dirname "$f")").json"; done
 else

@@ -68,6 +68,25 @@ TEST(LayoutCli, InvalidCopiesExitOneAndUnusableInputTwoWritingNothing) {
   EXPECT_NE(r.out.find("cannot write"), std::string::npos) << r.out;
 }
 
+TEST(LayoutCli, OutputIsWrittenWholeAndNeverThroughASymlink) {
+  TempDir dir("cli");
+  const fs::path out = dir.path / "a.svg", victim = dir.path / "victim", victim2 = dir.path / "victim2";
+  std::ofstream(victim) << "precious";
+  std::ofstream(victim2) << "precious";
+  // Links planted at the name and at the temporary name the tool once used (FILE.tmp).
+  fs::create_symlink(victim, dir.path / "a.svg.tmp");
+  fs::create_symlink(victim2, out);
+  Ran r = layout(kMap + " -o " + quote(out.string()));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(read_file(victim), "precious");
+  EXPECT_EQ(read_file(victim2), "precious");
+  EXPECT_FALSE(fs::is_symlink(out));  // the link itself was replaced
+  EXPECT_NO_THROW(parse_xml(read_file(out)));
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir.path)) entries += e.path().filename().string()[0] == '.';
+  EXPECT_EQ(entries, 0u) << "a temporary file was left behind";
+}
+
 // A 4-CTA cluster; the step multicasts to CTAs 0 and 2 (ctaMask 0x5, §10.1).
 const char* kScenario = R"({"format": "tmakit-scenario/1", "cluster": {"ctas": 4}, "shared_bytes": 65536,
   "global": {"A": {"bytes": 16384}},

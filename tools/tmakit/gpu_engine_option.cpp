@@ -3,11 +3,10 @@
 // output. Compiled into every tmakit; it does GPU work only in CUDA builds
 // (TMAKIT_WITH_GPU), and says so otherwise.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 
+#include "output_files.hpp"
 #include "tmakit/scenario/scenario.hpp"
 #ifdef TMAKIT_WITH_GPU
 #include "tmakit/gpu/engine.hpp"
@@ -18,18 +17,16 @@ namespace tmakit::cli {
 #ifdef TMAKIT_WITH_GPU
 namespace {
 
-bool write_outputs(const std::string& dir, const std::vector<std::pair<std::string, std::vector<uint8_t>>>& outs,
-                   const std::string& suffix) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  for (const auto& [name, bytes] : outs) {
-    auto path = std::filesystem::path(dir) / (name + suffix);
-    std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!out) {
-      std::fprintf(stderr, "tmakit run: error: cannot write %s\n", path.string().c_str());
-      return false;
-    }
+// Every output of the run as DIR/NAME + suffix, all or none (output_files.hpp).
+void add_outputs(std::vector<OutputFile>& files,
+                 const std::vector<std::pair<std::string, std::vector<uint8_t>>>& outs, const std::string& suffix) {
+  for (const auto& [name, bytes] : outs) files.push_back({name + suffix, bytes});
+}
+
+bool write_outputs(const std::string& dir, const std::vector<OutputFile>& files) {
+  if (auto err = write_output_folder(dir, files, "-o")) {
+    std::fprintf(stderr, "%s\n", format(*err).c_str());
+    return false;
   }
   return true;
 }
@@ -112,7 +109,9 @@ int run_on_gpu_engine(const scenario::Scenario& s, const std::string& engine, co
       std::fprintf(stderr, "%s: gpu (%s): %s\n", file.c_str(), g.device.c_str(), describe(g).c_str());
       return g.kind == gpu::GpuOutcome::Kind::error ? 2 : 1;
     }
-    if (!out_dir.empty() && !write_outputs(out_dir, g.outputs, ".bin")) return 2;
+    std::vector<OutputFile> files;
+    add_outputs(files, g.outputs, ".bin");
+    if (!out_dir.empty() && !write_outputs(out_dir, files)) return 2;
     std::printf("ok (gpu: %s): %zu steps, %zu outputs%s%s\n", g.device.c_str(), s.program.size(), g.outputs.size(),
                 out_dir.empty() ? "" : " written to ", out_dir.c_str());
     return 0;
@@ -120,8 +119,10 @@ int run_on_gpu_engine(const scenario::Scenario& s, const std::string& engine, co
   std::printf("model: %s\n", model ? "ok" : ("error: " + model_error).c_str());
   std::printf("gpu (%s): %s\n", g.device.c_str(), describe(g).c_str());
   if (!out_dir.empty()) {
-    if (model && !write_outputs(out_dir, model->outputs, ".bin")) return 2;
-    if (gpu_ok && !write_outputs(out_dir, g.outputs, ".gpu.bin")) return 2;
+    std::vector<OutputFile> files;
+    if (model) add_outputs(files, model->outputs, ".bin");
+    if (gpu_ok) add_outputs(files, g.outputs, ".gpu.bin");
+    if (!files.empty() && !write_outputs(out_dir, files)) return 2;
   }
   if (g.kind == gpu::GpuOutcome::Kind::error) {  // no device, out of memory, ...: nothing to compare
     std::printf("both: not compared (the gpu could not run it)\n");

@@ -14,6 +14,8 @@
 
 #include "commands.hpp"
 #include "map_input.hpp"
+#include "numbers.hpp"
+#include "output_files.hpp"
 #include "tmakit/layout/render.hpp"
 #include "tmakit/ptx/instruction.hpp"
 #include "tmakit/scenario/scenario.hpp"
@@ -32,6 +34,23 @@ struct LayoutOptions {
   std::string scenario, format = "svg", output, target = "sm_90a";
   std::optional<int> step;
   uint32_t max_lines = 64;
+};
+
+// The numeric flags as typed; numbers() converts them exactly (numbers.hpp).
+struct LayoutNumbers {
+  std::vector<std::string> coords, offsets;
+  std::optional<std::string> w_halo, w_offset, smem_offset, step, max_lines;
+
+  void into(LayoutOptions& o) const {
+    o.coords = parse_integers<int32_t>("--coords", coords);
+    o.offsets = parse_integers<int32_t>("--offsets", offsets);
+    o.w_halo = parse_integer<int64_t>("--w-halo", w_halo);
+    o.w_offset = parse_integer<int64_t>("--w-offset", w_offset);
+    o.smem_offset = parse_integer<uint32_t>("--smem-offset", smem_offset).value_or(0);
+    o.step = parse_integer<int>("--step", step, {0, INT32_MAX});
+    // A picture, not a dump: keep it bounded.
+    o.max_lines = parse_integer<uint32_t>("--max-lines", max_lines, {1, 4096}).value_or(64);
+  }
 };
 
 // Exit statuses, as every tmakit command uses them.
@@ -188,22 +207,13 @@ layout::Placement place(const Load& l, uint32_t max_lines) {
   }
 }
 
-// All of it or nothing: the picture goes to a temporary file renamed over FILE.
+// All of it or nothing: the picture goes to a fresh temporary file renamed over FILE.
 void write_output(const std::string& text, const std::string& file) {
   if (file.empty() || file == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return;
   }
-  const std::string tmp = file + ".tmp";
-  std::ofstream out(tmp, std::ios::binary);
-  out << text;
-  out.close();
-  std::error_code ec;
-  if (out) std::filesystem::rename(tmp, file, ec);
-  if (!out || ec) {
-    std::filesystem::remove(tmp, ec);
-    stop(kUnusable, file, "cli.output", "cannot write the file");
-  }
+  if (auto err = write_output_file(file, text, "-o")) stop(kUnusable, Diagnostic{err->severity, err->rule, err->message, file});
 }
 
 int run_layout(const LayoutOptions& o, bool map_given) {
@@ -212,8 +222,6 @@ int run_layout(const LayoutOptions& o, bool map_given) {
   if (!o.scenario.empty() && map_given)
     stop(kUnusable, "--scenario", "cli.options",
          "a scenario step names its own map, coordinates and offset: give either --scenario with --step, or a map");
-  if (o.max_lines < 1 || o.max_lines > 4096)  // a picture, not a dump: keep it bounded
-    stop(kUnusable, "--max-lines", "cli.max-lines", fmt::format("{} is outside 1..4096", o.max_lines));
   const Load l = o.scenario.empty() ? from_flags(o) : from_scenario(o);
   const layout::Placement p = place(l, o.max_lines);
   std::string text = o.format == "svg"    ? layout::render_svg(p)
@@ -227,34 +235,35 @@ int run_layout(const LayoutOptions& o, bool map_given) {
 
 void add_layout_command(CLI::App& app, int& status) {
   auto o = std::make_shared<LayoutOptions>();
+  auto n = std::make_shared<LayoutNumbers>();
   CLI::App* cmd = app.add_subcommand(
       "layout", "Draw where a tensor load puts each 16-byte chunk in shared memory (SVG, text or JSON)");
   add_map_input(cmd, o->map);
-  cmd->add_option("--coords", o->coords, "tensor coordinates of the load, dimension 0 first (default 0 each)")
+  cmd->add_option("--coords", n->coords, "tensor coordinates of the load, dimension 0 first (default 0 each)")
       ->delimiter(',');
-  cmd->add_option("--smem-offset", o->smem_offset, "shared-memory offset of the box (128-aligned, H15)")
-      ->capture_default_str();
-  cmd->add_option("--offsets", o->offsets, "im2col offsets W,H,D of the instruction's im2colInfo")->delimiter(',');
-  cmd->add_option("--w-halo", o->w_halo, "im2col::w wHalo");
-  cmd->add_option("--w-offset", o->w_offset, "im2col::w wOffset");
+  cmd->add_option("--smem-offset", n->smem_offset, "shared-memory offset of the box (128-aligned, H15; default 0)");
+  cmd->add_option("--offsets", n->offsets, "im2col offsets W,H,D of the instruction's im2colInfo")->delimiter(',');
+  cmd->add_option("--w-halo", n->w_halo, "im2col::w wHalo");
+  cmd->add_option("--w-offset", n->w_offset, "im2col::w wOffset");
   cmd->add_option("--target", o->target, "target the map is checked for")->capture_default_str();
   auto* scen = cmd->add_option("--scenario", o->scenario, "scenario file whose step --step to draw");
-  auto* step = cmd->add_option("--step", o->step, "index of a tensor load in the scenario's program");
+  auto* step = cmd->add_option("--step", n->step, "index of a tensor load in the scenario's program");
   scen->needs(step);
   step->needs(scen);
   cmd->add_option("--format", o->format, "svg, text or json")->capture_default_str();
   cmd->add_option("-o,--output", o->output, "write to FILE (default: standard output)");
-  cmd->add_option("--max-lines", o->max_lines, "128-byte lines drawn at most")->capture_default_str();
-  cmd->callback([o, cmd, &status] {
+  cmd->add_option("--max-lines", n->max_lines, "128-byte lines drawn at most (1..4096, default 64)");
+  cmd->callback([o, n, cmd, &status] {
     const std::set<std::string> not_map{"--scenario", "--step", "--format", "--output", "--max-lines", "--help"};
     bool map_given = false;
     for (const CLI::Option* opt : cmd->get_options())
       map_given = map_given || (opt->count() && !not_map.count(opt->get_name()));
     try {
+      n->into(*o);
       status = run_layout(*o, map_given);
     } catch (const Failure& f) {
       status = f.status;
-    } catch (const DiagnosticError& e) {  // the scenario loader: unusable input
+    } catch (const DiagnosticError& e) {  // a bad number, the scenario loader: unusable input
       fmt::print(stderr, "{}\n", format(e.diagnostic()));
       status = kUnusable;
     } catch (const std::exception& e) {  // never a crash: anything unexpected is unusable input

@@ -1,15 +1,17 @@
 // `tmakit lint FILE.ptx...`: check the bulk-copy, mbarrier, fence and tensormap
 // instructions of whole PTX modules (docs/lint.md). Exit 0 clean, 1 errors, 2 unusable input.
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "commands.hpp"
 #include "tmakit/ptx/lint.hpp"
+#include "tmakit/scenario/scenario.hpp"
 
 namespace tmakit::cli {
 namespace {
+
+// The largest module read: nvcc's biggest outputs are tens of MiB; this bounds the rest.
+constexpr uint64_t kMaxModuleBytes = uint64_t{256} << 20;
 
 // "file:line:col" → its three parts (the file name may itself hold ':').
 nlohmann::json place(const std::string& where) {
@@ -68,15 +70,16 @@ void add_lint_command(CLI::App& app, int& status) {
     size_t errors = 0, warnings = 0;
     bool unusable = false;
     for (const auto& file : files) {
-      std::ifstream in(file, std::ios::binary);
-      std::stringstream buf;
-      buf << in.rdbuf();
-      if (!in) {
-        std::fprintf(stderr, "%s: error: cannot read the file\n", file.c_str());
+      std::string text;
+      try {  // a regular file of bounded size: never a device read forever (docs/security.md)
+        const std::vector<uint8_t> bytes = scenario::read_regular_file(file, std::nullopt, kMaxModuleBytes, file,
+                                                                       "PTX module", "cli.file");
+        text.assign(bytes.begin(), bytes.end());
+      } catch (const DiagnosticError& e) {
+        std::fprintf(stderr, "%s\n", tmakit::format(e.diagnostic()).c_str());
         unusable = true;
         continue;
       }
-      const std::string text = buf.str();
       ptx::LintResult r = ptx::lint_module(text, file, opt);
       errors += r.errors();
       warnings += r.warnings();

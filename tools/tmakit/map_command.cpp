@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "call_log.hpp"
 #include "map_input.hpp"
+#include "numbers.hpp"
 #include "tmakit/model/swizzle.hpp"
 #include "tmakit/tensor_map/json.hpp"
 #include "tmakit/tensor_map/tensor_map.hpp"
@@ -28,6 +30,7 @@ struct MapOptions {
   bool layout = false;
   int layout_lines = 16;
   uint64_t base = 0;
+  std::optional<std::string> layout_lines_text, base_text;  // as typed (numbers.hpp)
 };
 
 std::string join(const auto& v, int n) {
@@ -97,12 +100,11 @@ std::string chunk_text(const tm::TensorMap& m, uint64_t base, uint64_t off) {
   return cell.empty() ? "pad" : cell;
 }
 
-void print_layout(const tm::TensorMap& m, uint64_t base, int lines) {
+void print_layout(std::string& out, const tm::TensorMap& m, uint64_t base, int lines) {
   if (m.row_bytes() == 0 || m.smem_footprint() == 0) {
-    fmt::print("layout: the box is empty\n");
+    out += fmt::format("layout: the box is empty\n");
     return;
   }
-  lines = std::clamp(lines, 1, 4096);  // a picture, not a dump: keep it bounded
   uint64_t total = std::min<uint64_t>(m.smem_footprint(), uint64_t(lines) * 128);
   uint64_t n_lines = (total + 127) / 128;
   std::vector<std::vector<std::string>> cells(n_lines);
@@ -112,22 +114,90 @@ void print_layout(const tm::TensorMap& m, uint64_t base, int lines) {
       cells[l].push_back(chunk_text(m, base, l * 128 + j * 16));
       width = std::max(width, cells[l].back().size());
     }
-  fmt::print("layout: shared memory from offset {:#x}, swizzle {}, one line per 128 bytes, one cell per 16-byte chunk;\n"
+  out += fmt::format("layout: shared memory from offset {:#x}, swizzle {}, one line per 128 bytes, one cell per 16-byte chunk;\n"
              "        ({}) = tensor coordinates relative to the start coordinates\n",
              base, tm::name(m.swizzle),
              m.encode == tm::Encode::tiled ? "x-range,y,z..." : "channel-range,pixel");
-  fmt::print("  offset  |");
-  for (int j = 0; j < 8; ++j) fmt::print(" {:<{}}", fmt::format("chunk {}", j), width);
-  fmt::print("\n");
+  out += fmt::format("  offset  |");
+  for (int j = 0; j < 8; ++j) out += fmt::format(" {:<{}}", fmt::format("chunk {}", j), width);
+  out += fmt::format("\n");
   for (uint64_t l = 0; l < n_lines; ++l) {
-    fmt::print("  {:#06x}  |", base + l * 128);
-    for (const auto& c : cells[l]) fmt::print(" {:<{}}", c, width);
-    fmt::print("\n");
+    out += fmt::format("  {:#06x}  |", base + l * 128);
+    for (const auto& c : cells[l]) out += fmt::format(" {:<{}}", c, width);
+    out += fmt::format("\n");
   }
   if (tm::swizzle_span(m.swizzle) == 128 && m.swizzle != tm::Swizzle::b128)
-    fmt::print("  (sm_100 ATOM swizzle: bit mapping of §3.4, inferred [I], not checked on hardware)\n");
+    out += fmt::format("  (sm_100 ATOM swizzle: bit mapping of §3.4, inferred [I], not checked on hardware)\n");
   if (m.smem_footprint() > total)
-    fmt::print("  ... {} more bytes (--layout-lines to show more)\n", m.smem_footprint() - total);
+    out += fmt::format("  ... {} more bytes (--layout-lines to show more)\n", m.smem_footprint() - total);
+}
+
+// A saturated size (detail::mul_sat) is past 64 bits: say so instead of printing 2^64 − 1.
+std::string size_text(uint64_t v) { return v == UINT64_MAX ? "more than 2^64 − 1" : std::to_string(v); }
+
+// The report on one map: what it is, every rule it breaks, its sizes, its layout.
+// Returns the number of errors. `where` prefixes the diagnostics' places.
+int report(std::string& out, const MapOptions& o, const spec::Target& target, const tm::MapSource& src,
+           const std::string& where) {
+  const tm::TensorMap& m = src.map;
+  if (!src.global.empty())
+    out += fmt::format("note: the map names allocation \"{}\"; its address is taken as offset {:#x}\n", src.global,
+                       src.offset);
+  Diagnostics diags = tm::validate(m, target);
+  int errors = 0, warnings = 0;
+  for (const auto& d : diags) errors += d.severity == Severity::error, warnings += d.severity == Severity::warning;
+  out += fmt::format("{}\n", describe(m));
+  out += fmt::format("{} for {}", errors ? "invalid" : "valid", target.str());
+  if (errors || warnings)
+    out += fmt::format(" ({} error{}, {} warning{})", errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+  out += "\n";
+  for (auto d : diags) {
+    if (!where.empty()) d.where = where + (d.where.empty() ? "" : ": " + d.where);
+    out += fmt::format("{}\n", format(d));
+  }
+  out += fmt::format("bytes per box: {} (the mbarrier transaction count of one load)\n", size_text(m.bytes_per_box()));
+  out += fmt::format("smem footprint: {} bytes = {} row{} × {}-byte pitch ({} data bytes per row)\n",
+                     size_text(m.smem_footprint()), size_text(m.rows()), m.rows() == 1 ? "" : "s", m.row_pitch(),
+                     m.row_bytes());
+  out += fmt::format("smem alignment: {} bytes minimum (H15); swizzle phase 0 at multiples of {}\n",
+                     m.smem_alignment(), m.swizzle_period());
+  if (o.layout) print_layout(out, m, o.base, o.layout_lines);
+  return errors;
+}
+
+// `tmakit map --from-log FILE` without --index: every call's map, one block each.
+// The whole report is printed only once the log has been read: a malformed line
+// (exit 2) prints nothing else.
+int check_log(const MapOptions& o, const spec::Target& target) {
+  if (!o.map.file.empty() || o.map.has_flags()) {
+    fmt::print(stderr, "--from-log: error: without --index every call is checked as recorded; give --index N to "
+               "change one call's map with flags [cli.options]\n");
+    return 2;
+  }
+  const std::optional<int64_t> pid = log_pid(o.map);
+  std::string out;
+  int calls = 0, invalid = 0;
+  read_call_log(o.map.log, [&](const LoggedCall& c) {
+    if (pid && c.pid != *pid) return;
+    ++calls;
+    out += fmt::format("{}call {} (pid {}, {}):\n", calls > 1 ? "\n" : "", c.index, c.pid, c.where);
+    if (c.map.is_null()) {
+      out += format(Diagnostic{Severity::error, "log.map-unreadable",
+                               "the call's arguments could not be read: " + c.map_error, c.where}) + "\n";
+      ++invalid;
+      return;
+    }
+    try {
+      invalid += report(out, o, target, tm::map_from_json(c.map, "map"), c.where) > 0;
+    } catch (const DiagnosticError& e) {  // not a map: the log is unusable
+      Diagnostic d = e.diagnostic();
+      throw DiagnosticError({d.severity, d.rule, d.message, c.where + ": " + d.where});
+    }
+  });
+  out += fmt::format("\n{} call{} checked{}: {} valid, {} invalid\n", calls, calls == 1 ? "" : "s",
+                     pid ? fmt::format(" (pid {})", *pid) : "", calls - invalid, invalid);
+  fmt::print("{}", out);
+  return invalid ? 1 : 0;
 }
 
 int run_map(const MapOptions& o) {
@@ -140,31 +210,13 @@ int run_map(const MapOptions& o) {
     fmt::print(stderr, "--base: error: {} is not 128-byte aligned (H15)\n", o.base);
     return 2;
   }
+  if (!o.map.log.empty() && !o.map.index) return check_log(o, *target);
   std::optional<tm::MapSource> read = read_map_input(o.map, "tmakit map");
   if (!read) return 2;
-  const tm::MapSource& src = *read;
-  const tm::TensorMap& m = src.map;
-  if (!src.global.empty())
-    fmt::print("note: the map names allocation \"{}\"; its address is taken as offset {:#x}\n", src.global,
-               src.offset);
-  Diagnostics diags = tm::validate(m, *target);
-  int errors = 0, warnings = 0;
-  for (const auto& d : diags) errors += d.severity == Severity::error, warnings += d.severity == Severity::warning;
-  fmt::print("{}\n", describe(m));
-  fmt::print("{} for {}", errors ? "invalid" : "valid", target->str());
-  if (errors || warnings) fmt::print(" ({} error{}, {} warning{})", errors, errors == 1 ? "" : "s", warnings,
-                                     warnings == 1 ? "" : "s");
-  fmt::print("\n");
-  for (auto d : diags) {
-    if (!o.map.file.empty()) d.where = o.map.file + (d.where.empty() ? "" : ": " + d.where);
-    fmt::print("{}\n", format(d));
-  }
-  fmt::print("bytes per box: {} (the mbarrier transaction count of one load)\n", m.bytes_per_box());
-  fmt::print("smem footprint: {} bytes = {} row{} × {}-byte pitch ({} data bytes per row)\n", m.smem_footprint(),
-             m.rows(), m.rows() == 1 ? "" : "s", m.row_pitch(), m.row_bytes());
-  fmt::print("smem alignment: {} bytes minimum (H15); swizzle phase 0 at multiples of {}\n", m.smem_alignment(),
-             m.swizzle_period());
-  if (o.layout) print_layout(m, o.base, o.layout_lines);
+  std::string out;
+  const std::string where = o.map.log.empty() ? o.map.file : fmt::format("{} (call {})", o.map.log, *o.map.index);
+  const int errors = report(out, o, *target, *read, where);
+  fmt::print("{}", out);
   return errors ? 1 : 0;
 }
 
@@ -177,12 +229,16 @@ void add_map_command(CLI::App& app, int& status) {
   add_map_input(cmd, o->map);
   cmd->add_option("--target", o->target, "target the map is checked for")->capture_default_str();
   cmd->add_flag("--layout", o->layout, "draw which tensor coordinates land in each 16-byte smem chunk");
-  cmd->add_option("--layout-lines", o->layout_lines, "128-byte lines the layout shows")->capture_default_str();
-  cmd->add_option("--base", o->base, "shared-memory offset of the box for --layout (128-aligned)")
-      ->capture_default_str();
+  cmd->add_option("--layout-lines", o->layout_lines_text, "128-byte lines the layout shows (1..4096, default 16)");
+  cmd->add_option("--base", o->base_text, "shared-memory offset of the box for --layout (128-aligned, default 0)");
   cmd->callback([o, &status] {
     try {
+      o->layout_lines = parse_integer<int>("--layout-lines", o->layout_lines_text, {1, 4096}).value_or(16);
+      o->base = parse_integer<uint64_t>("--base", o->base_text).value_or(0);
       status = run_map(*o);
+    } catch (const DiagnosticError& e) {  // a bad number, an unreadable or malformed log
+      fmt::print(stderr, "{}\n", format(e.diagnostic()));
+      status = 2;
     } catch (const std::exception& e) {  // never a crash: anything unexpected is unusable input
       fmt::print(stderr, "tmakit map: error: {}\n", e.what());
       status = 2;

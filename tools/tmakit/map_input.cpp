@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
+
+#include "call_log.hpp"
+#include "numbers.hpp"
+#include "tmakit/scenario/scenario.hpp"
 
 namespace tmakit::cli {
 namespace {
@@ -21,7 +23,11 @@ const std::map<std::string, std::string> kFlagOf{
     {"pixel_box_upper", "--upper"}, {"channels_per_pixel", "--channels"}, {"pixels_per_column", "--pixels"},
     {"pixel_box_lower_w", "--lower-w"}, {"pixel_box_upper_w", "--upper-w"}, {"mode", "--mode"}};
 
-// Flags override (or supply) the keys of the map object.
+// A map file holds one small JSON object; 1 MiB bounds what a wrong path can cost.
+constexpr uint64_t kMaxMapFileBytes = uint64_t{1} << 20;
+
+// Flags override (or supply) the keys of the map object. Numbers are converted
+// exactly, in the range of the field they set (throws DiagnosticError).
 void apply_flags(const MapInput& o, json& j) {
   auto set = [&](const char* key, const auto& v) {
     if (v) j[key] = *v;
@@ -37,16 +43,53 @@ void apply_flags(const MapInput& o, json& j) {
   set("oob_fill", o.fill);
   set("global_address", o.address);
   set("mode", o.mode);
-  set("channels_per_pixel", o.channels);
-  set("pixels_per_column", o.pixels);
-  set("pixel_box_lower_w", o.lower_w);
-  set("pixel_box_upper_w", o.upper_w);
-  set_list("dims", o.dims);
-  set_list("strides", o.strides);
-  set_list("box", o.box);
-  set_list("element_strides", o.element_strides);
-  set_list("pixel_box_lower", o.lower);
-  set_list("pixel_box_upper", o.upper);
+  set("channels_per_pixel", parse_integer<uint32_t>("--channels", o.channels));
+  set("pixels_per_column", parse_integer<uint32_t>("--pixels", o.pixels));
+  set("pixel_box_lower_w", parse_integer<int32_t>("--lower-w", o.lower_w));
+  set("pixel_box_upper_w", parse_integer<int32_t>("--upper-w", o.upper_w));
+  set_list("dims", parse_integers<uint64_t>("--dims", o.dims));
+  set_list("strides", parse_integers<uint64_t>("--strides", o.strides));
+  set_list("box", parse_integers<uint32_t>("--box", o.box));
+  set_list("element_strides", parse_integers<uint32_t>("--element-strides", o.element_strides));
+  set_list("pixel_box_lower", parse_integers<int32_t>("--lower", o.lower));
+  set_list("pixel_box_upper", parse_integers<int32_t>("--upper", o.upper));
+}
+
+// The map object of the file or the logged call, before flags; nullopt after a
+// message (unusable input).
+std::optional<json> base_object(const MapInput& o) {
+  if (!o.log.empty()) {
+    if (!o.file.empty()) {
+      fmt::print(stderr, "--from-log: error: give either a map file or --from-log, not both [cli.options]\n");
+      return std::nullopt;
+    }
+    const std::optional<uint64_t> index = log_index(o);
+    if (!index) {
+      fmt::print(stderr, "--from-log: error: give --index N to choose the call of {} [cli.options]\n", o.log);
+      return std::nullopt;
+    }
+    const LoggedCall call = select_call(o.log, *index, log_pid(o));
+    if (call.map.is_null()) {
+      fmt::print(stderr, "{}: error: call {} of pid {} has no map: its arguments could not be read: {} "
+                 "[log.map-unreadable]\n", call.where, call.index, call.pid, call.map_error);
+      return std::nullopt;
+    }
+    return call.map;
+  }
+  if (o.file.empty()) return json::object();
+  const std::vector<uint8_t> text =
+      scenario::read_regular_file(o.file, std::nullopt, kMaxMapFileBytes, o.file, "map file", "cli.file");
+  json j = json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded()) {
+    fmt::print(stderr, "{}: error: malformed JSON [json.syntax]\n", o.file);
+    return std::nullopt;
+  }
+  if (!j.is_object()) {
+    fmt::print(stderr, "{}: error: the file must hold one tensor-map object, got {} [json.type]\n", o.file,
+               j.type_name());
+    return std::nullopt;
+  }
+  return j;
 }
 
 }  // namespace
@@ -71,33 +114,34 @@ void add_map_input(CLI::App* cmd, MapInput& o) {
   cmd->add_option("--lower-w", o.lower_w, "im2col_wide pixel_box_lower_w");
   cmd->add_option("--upper-w", o.upper_w, "im2col_wide pixel_box_upper_w");
   cmd->add_option("--mode", o.mode, "im2col_wide mode: w or w128");
+  cmd->add_option("--from-log", o.log, "a JSON Lines log of `tmakit watch`: the map of the call --index selects");
+  cmd->add_option("--index", o.index, "with --from-log: the call's index (its number in its process)");
+  cmd->add_option("--pid", o.pid, "with --from-log: the process, when calls of several share the index");
 }
 
+bool MapInput::has_flags() const {
+  return encode || type || swizzle || interleave || l2 || fill || address || mode || channels || pixels || lower_w ||
+         upper_w || !dims.empty() || !strides.empty() || !box.empty() || !element_strides.empty() || !lower.empty() ||
+         !upper.empty();
+}
+
+std::optional<uint64_t> log_index(const MapInput& o) { return parse_integer<uint64_t>("--index", o.index); }
+std::optional<int64_t> log_pid(const MapInput& o) { return parse_integer<int64_t>("--pid", o.pid); }
+
 std::optional<tensor_map::MapSource> read_map_input(const MapInput& o, const std::string& command) {
-  json j = json::object();
-  if (!o.file.empty()) {
-    std::ifstream in(o.file, std::ios::binary);
-    std::stringstream text;
-    if (in) text << in.rdbuf();
-    if (!in || in.bad()) {
-      fmt::print(stderr, "{}: error: cannot read the file\n", o.file);
-      return std::nullopt;
-    }
-    try {
-      j = json::parse(text.str());
-    } catch (const json::exception& e) {
-      fmt::print(stderr, "{}: error: malformed JSON: {} [json.syntax]\n", o.file, e.what());
-      return std::nullopt;
-    }
-    if (!j.is_object()) {
-      fmt::print(stderr, "{}: error: the file must hold one tensor-map object, got {} [json.type]\n", o.file,
-                 j.type_name());
-      return std::nullopt;
-    }
+  json j;
+  try {
+    std::optional<json> base = base_object(o);
+    if (!base) return std::nullopt;
+    j = std::move(*base);
+    apply_flags(o, j);
+  } catch (const DiagnosticError& e) {  // a bad number, an unreadable file or log line
+    fmt::print(stderr, "{}\n", format(e.diagnostic()));
+    return std::nullopt;
   }
-  apply_flags(o, j);
   if (j.empty()) {
-    fmt::print(stderr, "{}: error: give a map file or flags (--type, --dims, --strides, --box, ...)\n", command);
+    fmt::print(stderr, "{}: error: give a map file, --from-log or flags (--type, --dims, --strides, --box, ...)\n",
+               command);
     return std::nullopt;
   }
   try {
@@ -105,8 +149,9 @@ std::optional<tensor_map::MapSource> read_map_input(const MapInput& o, const std
   } catch (const DiagnosticError& e) {
     Diagnostic d = e.diagnostic();
     std::string key = d.where.substr(0, d.where.find('['));
-    if (o.file.empty() && kFlagOf.count(key)) d.where = kFlagOf.at(key) + d.where.substr(key.size());
-    else if (!o.file.empty()) d.where = o.file + (d.where.empty() ? "" : ": " + d.where);
+    const std::string source = o.log.empty() ? o.file : o.log + " (call " + *o.index + ")";
+    if (source.empty() && kFlagOf.count(key)) d.where = kFlagOf.at(key) + d.where.substr(key.size());
+    else if (!source.empty()) d.where = source + (d.where.empty() ? "" : ": " + d.where);
     fmt::print(stderr, "{}\n", format(d));
     return std::nullopt;
   }

@@ -1,9 +1,8 @@
 // `tmakit run scenario.json -o DIR`: execute a scenario on the reference model.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
 #include "commands.hpp"
+#include "output_files.hpp"
 #include "tmakit/scenario/scenario.hpp"
 
 namespace tmakit::cli {
@@ -17,14 +16,14 @@ namespace {
 struct RunArgs {
   std::string file, out_dir, target, ptx_version, engine = "model";
   std::optional<uint64_t> seed;
-  bool trace = false;
+  bool trace = false, files_anywhere = false;
 };
 
 int run_scenario(const RunArgs& a) {
   scenario::Scenario s;
   scenario::RunOptions opts;
   try {
-    s = scenario::load_file(a.file);
+    s = scenario::load_file(a.file, {.files_anywhere = a.files_anywhere});
     if (!a.target.empty()) {
       auto t = spec::parse_target(a.target);
       if (!t) throw scenario::InputError({Severity::error, "cli.target", "unknown target " + a.target, "--target"});
@@ -54,16 +53,11 @@ int run_scenario(const RunArgs& a) {
   }
   for (const auto& w : r.warnings) std::fprintf(stderr, "%s: %s\n", a.file.c_str(), format(w).c_str());
   if (!a.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(a.out_dir, ec);
-    for (const auto& [name, bytes] : r.outputs) {
-      auto path = std::filesystem::path(a.out_dir) / (name + ".bin");
-      std::ofstream out(path, std::ios::binary);
-      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-      if (!out) {
-        std::fprintf(stderr, "tmakit run: error: cannot write %s\n", path.string().c_str());
-        return 2;
-      }
+    std::vector<OutputFile> files;
+    for (auto& [name, bytes] : r.outputs) files.push_back({name + ".bin", std::move(bytes)});
+    if (auto err = write_output_folder(a.out_dir, files, "-o")) {
+      std::fprintf(stderr, "%s\n", format(*err).c_str());
+      return 2;
     }
   }
   std::printf("ok: %zu steps, %zu outputs%s%s\n", s.program.size(), r.outputs.size(),
@@ -77,7 +71,10 @@ void add_run_command(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand("run", "Run a scenario on the reference model");
   auto args = std::make_shared<RunArgs>();
   cmd->add_option("scenario", args->file, "scenario JSON file")->required();
-  cmd->add_option("-o,--out", args->out_dir, "write each output as DIR/NAME.bin");
+  cmd->add_option("-o,--out", args->out_dir,
+                  "write each output as DIR/NAME.bin, all or none (DIR: new, empty, or an earlier run's outputs)");
+  cmd->add_flag("--allow-files-anywhere", args->files_anywhere,
+                "let init files lie outside the scenario's folder (absolute paths, ..)");
   cmd->add_option("--seed", args->seed, "complete in-flight operations in a random order drawn from this seed");
   cmd->add_flag("--trace", args->trace, "print one line per issue and completion event");
   cmd->add_option("--target", args->target, "override the scenario's target (sm_90a, ...)");

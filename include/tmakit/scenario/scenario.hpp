@@ -84,9 +84,28 @@ struct SymbolValue {
 };
 SymbolValue parse_symbol(const nlohmann::json& v, const std::string& where, const Scenario& s);
 
-// Throws InputError naming the field ("scenario.global.A.init: ...").
-Scenario from_json(const nlohmann::json& j, const std::filesystem::path& dir);
-Scenario load_file(const std::filesystem::path& file);
+struct LoadOptions {
+  // `init: {"file": F}` reads F only inside the scenario's folder (symlinks resolved,
+  // no absolute paths, no `..` out of it); true lifts that (tmakit run
+  // --allow-files-anywhere). Either way only regular files of the region's size are read.
+  bool files_anywhere = false;
+};
+
+// Reads a regular file of exactly `size` bytes when given, else of at most `max`
+// bytes. Throws InputError naming `where`: rule RULE (cannot read), RULE-not-regular
+// (a device, pipe or folder: never read), RULE-size (checked before reading).
+std::vector<uint8_t> read_regular_file(const std::filesystem::path& p, std::optional<uint64_t> size, uint64_t max,
+                                       const std::string& where, const std::string& what,
+                                       const std::string& rule = "scenario.file");
+
+// An output name as `outputs[].name` allows it: letters, digits and . _ -, not
+// starting with "." (the file written is NAME.bin; docs/security.md).
+bool portable_name(std::string_view name);
+
+// Throws InputError naming the field ("scenario.global.A.init: ..."). `dir` is the
+// folder `init` files are read from (and confined to); empty: the current folder.
+Scenario from_json(const nlohmann::json& j, const std::filesystem::path& dir, const LoadOptions& options = {});
+Scenario load_file(const std::filesystem::path& file, const LoadOptions& options = {});
 
 struct RunOptions {
   std::optional<uint64_t> seed;
