@@ -85,6 +85,13 @@ bool read_program_memory(void* dst, const void* src, size_t n) {
   return false;
 }
 
+bool read_known_memory(void* dst, const void* src, size_t n) {
+  if (n == 0) return true;
+  if (src == nullptr) return false;
+  std::memcpy(dst, src, n);
+  return true;
+}
+
 namespace {
 
 constexpr WatchRule kWatchRules[] = {
@@ -246,9 +253,9 @@ Judgement judge(const Capture& c, int driver_result, const spec::Target& target,
 namespace {
 
 std::string hex(const std::array<uint8_t, 128>& bytes) {
-  std::string s;
-  s.reserve(256);
-  for (uint8_t b : bytes) s += fmt::format("{:02x}", b);
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string s(2 * bytes.size(), '0');
+  for (size_t i = 0; i < bytes.size(); ++i) s[2 * i] = kDigits[bytes[i] >> 4], s[2 * i + 1] = kDigits[bytes[i] & 15];
   return s;
 }
 
@@ -256,17 +263,8 @@ std::string pointer_text(uint64_t p) { return fmt::format("{:#x}", p); }
 
 }  // namespace
 
-json to_json(const CallRecord& r) {
+std::string judged_fields(const CallRecord& r) {
   json j;
-  j["kind"] = "call";
-  j["index"] = r.index;
-  j["pid"] = r.pid;
-  j["thread"] = r.thread;
-  j["time"] = r.time;
-  j["call"] = entry_name(r.entry);
-  j["via"] = via_name(r.via);
-  j["tensor_map_address"] = pointer_text(r.tensor_map_address);
-  j["target"] = r.target;
   // The map reads back with map_from_json only when its rank is one the format can spell.
   if (r.capture.map && r.capture.map->rank >= 1 && r.capture.map->rank <= tm::kMaxRank) {
     j["map"] = tm::map_to_json(*r.capture.map);
@@ -285,15 +283,28 @@ json to_json(const CallRecord& r) {
                         {"message", d.message},
                         {"driver_enforced", driver_enforced(d)}});
   j["findings"] = std::move(findings);
-  j["driver"] = r.driver_name.empty() ? std::string(result_name(r.driver_result)) : r.driver_name;
-  j["driver_code"] = r.driver_result;
-  j["returned"] = r.returned;
   j["verdict"] = verdict_name(r.judgement.verdict);
   if (r.judgement.strict_refused) j["strict_refused"] = true;
-  if (r.descriptor) j["descriptor"] = hex(*r.descriptor);
-  j["call_site"] = r.call_site;
-  return j;
+  std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return text.substr(1, text.size() - 2);  // without the braces
 }
+
+std::string to_line(const CallRecord& r, const std::string& judged, const std::string& call_site) {
+  // Every field written here is a number or a name of ours (no character needs escaping).
+  std::string s = fmt::format(
+      R"({{"kind":"call","index":{},"pid":{},"thread":{},"time":"{}","call":"{}","via":"{}",)"
+      R"("tensor_map_address":"{}","target":"{}","driver":"{}","driver_code":{},"returned":{},)",
+      r.index, r.pid, r.thread, r.time, entry_name(r.entry), via_name(r.via), pointer_text(r.tensor_map_address),
+      r.target, r.driver_name.empty() ? std::string(result_name(r.driver_result)) : r.driver_name, r.driver_result,
+      r.returned);
+  s += judged.empty() ? judged_fields(r) : judged;
+  if (r.descriptor) s += R"(,"descriptor":")" + hex(*r.descriptor) + "\"";
+  s += R"(,"call_site":)";
+  s += call_site.empty() ? r.call_site.dump(-1, ' ', false, json::error_handler_t::replace) : call_site;
+  return s + "}";
+}
+
+json to_json(const CallRecord& r) { return json::parse(to_line(r)); }
 
 namespace {
 
@@ -304,6 +315,8 @@ std::string call_site_lines(const json& site) {
     for (const auto& f : site["python"])
       s += fmt::format("    at {}:{} in {} (Python)\n", f.value("file", "?"), f.value("line", 0),
                        f.value("function", "?"));
+  if (site.contains("python_unavailable"))
+    s += fmt::format("    (no Python frame: {})\n", site["python_unavailable"].get<std::string>());
   if (site.contains("native")) {
     int shown = 0;
     for (const auto& f : site["native"]) {

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
 
 #include "real_driver.hpp"
 
@@ -31,11 +32,14 @@ struct PythonApi {
   void (*err_fetch)(void**, void**, void**);
   void (*err_restore)(void*, void*, void*);
 
+  const char* missing = nullptr;  // the first symbol not found, when Python is there at all
+
   bool find() {
     DlsymFn f = real_dlsym();
     if (f == nullptr) return false;
     auto get = [&](auto& slot, const char* name) {
       slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(f(RTLD_DEFAULT, name));
+      if (slot == nullptr && missing == nullptr) missing = name;
       return slot != nullptr;
     };
     return get(is_initialized, "Py_IsInitialized") && get(gil_check, "PyGILState_Check") &&
@@ -57,10 +61,26 @@ struct PythonApi {
 
 // Innermost Python frames of this thread, only while it holds the GIL (then the
 // calls below are safe); a pending Python exception is kept as it was.
+// Found once per process: a lookup in every loaded library (hundreds in a PyTorch
+// process) costs more than the rest of a call; Python is loaded before it runs code.
+const PythonApi& python_api() {
+  static const PythonApi api = [] {
+    PythonApi py{};
+    py.find();
+    return py;
+  }();
+  return api;
+}
+
+// The frames, or a string that says why there are none although Python is loaded
+// (null when it is not).
 json python_frames() {
   json frames = json::array();
-  PythonApi py{};
-  if (!py.find() || !py.is_initialized() || py.gil_check() != 1) return frames;
+  PythonApi py = python_api();
+  if (py.is_initialized == nullptr) return nullptr;  // not a Python process
+  if (py.missing != nullptr) return std::string("this Python lacks ") + py.missing;
+  if (!py.is_initialized()) return "Python is not initialised";
+  if (py.gil_check() != 1) return "the calling thread does not hold the GIL (its caller released it)";
   void *type = nullptr, *value = nullptr, *trace = nullptr;
   py.err_fetch(&type, &value, &trace);
   void* frame = py.get_frame();
@@ -83,6 +103,14 @@ json python_frames() {
   return frames;
 }
 
+const void* own_base() {
+  static const void* base = [] {
+    Dl_info info{};
+    return dladdr(reinterpret_cast<void*>(&own_base), &info) ? info.dli_fbase : nullptr;
+  }();
+  return base;
+}
+
 std::string demangle(const char* name) {
   int status = 0;
   char* d = ::abi::__cxa_demangle(name, nullptr, nullptr, &status);
@@ -97,38 +125,59 @@ std::string basename_of(const char* path) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
-json native_frames() {
-  json frames = json::array();
-  void* pcs[32];
-  int n = backtrace(pcs, 32);
-  Dl_info own{};
-  dladdr(reinterpret_cast<void*>(&native_frames), &own);
-  for (int i = 0; i < n && frames.size() < 8; ++i) {
-    Dl_info info{};
-    // A return address points after the call: look up the byte before it.
-    void* pc = static_cast<char*>(pcs[i]) - 1;
-    if (!dladdr(pc, &info) || info.dli_fbase == own.dli_fbase) continue;
-    json f{{"module", basename_of(info.dli_fname)},
-           {"module_offset", fmt::format("{:#x}", static_cast<char*>(pc) - static_cast<char*>(info.dli_fbase))}};
+// One frame's description; dladdr scans a library's symbols (slow in a library as
+// large as libtorch_cuda), so each return address is described once (the caller
+// holds the session's lock).
+const json& describe_frame(void* pc) {
+  static std::unordered_map<void*, json> seen;
+  auto it = seen.find(pc);
+  if (it != seen.end()) return it->second;
+  if (seen.size() >= 65536) seen.clear();  // bounded
+  Dl_info info{};
+  json f = nullptr;
+  if (dladdr(pc, &info)) {
+    f = json{{"module", basename_of(info.dli_fname)},
+             {"module_offset", fmt::format("{:#x}", static_cast<char*>(pc) - static_cast<char*>(info.dli_fbase))}};
     if (info.dli_sname != nullptr) {
       f["symbol"] = demangle(info.dli_sname);
       f["offset"] = fmt::format("{:#x}", static_cast<char*>(pc) - static_cast<char*>(info.dli_saddr));
     } else {
       f["offset"] = f["module_offset"];
     }
-    frames.push_back(std::move(f));
+    f["own"] = info.dli_fbase == own_base();
   }
-  return frames;
+  return seen.emplace(pc, std::move(f)).first->second;
+}
+
+// The native frames outside this library, as JSON text, kept per distinct stack.
+const std::string& native_frames() {
+  static std::unordered_map<std::string, std::string> seen;
+  void* pcs[32];
+  int n = backtrace(pcs, 32);
+  std::string key(reinterpret_cast<const char*>(pcs), sizeof(void*) * static_cast<size_t>(n));
+  auto it = seen.find(key);
+  if (it != seen.end()) return it->second;
+  if (seen.size() >= 4096) seen.clear();  // bounded
+  json frames = json::array();
+  for (int i = 0; i < n && frames.size() < 8; ++i) {
+    // A return address points after the call: describe the byte before it.
+    const json& f = describe_frame(static_cast<char*>(pcs[i]) - 1);
+    if (f.is_null() || f["own"].get<bool>()) continue;
+    json copy = f;
+    copy.erase("own");
+    frames.push_back(std::move(copy));
+  }
+  return seen.emplace(std::move(key), frames.dump(-1, ' ', false, json::error_handler_t::replace)).first->second;
 }
 
 }  // namespace
 
-json current_call_site() {
-  json site = json::object();
+std::string current_call_site() {
+  std::string site = "{";
   json py = python_frames();
-  if (!py.empty()) site["python"] = std::move(py);
-  site["native"] = native_frames();
-  return site;
+  if (py.is_array() && !py.empty()) site += R"("python":)" + py.dump(-1, ' ', false, json::error_handler_t::replace) + ",";
+  if (py.is_string()) site += R"("python_unavailable":)" + py.dump() + ",";
+  return site + R"("native":)" + native_frames() + "}";
 }
 
 }  // namespace tmakit::watch

@@ -6,7 +6,8 @@
 
 namespace tmakit::watch {
 
-// {"python": [{"file", "line", "function"}...], "native": [{"module", "symbol", "offset"}...]}
-nlohmann::json current_call_site();
+// {"python": [{"file", "line", "function"}...], "native": [{"module", "symbol", "offset"}...]},
+// as JSON text (the native part is described once per distinct stack).
+std::string current_call_site();
 
 }  // namespace tmakit::watch

@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "call_site.hpp"
@@ -59,24 +60,27 @@ std::string utc_now() {
                      t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000);
 }
 
-// A map's identity for the "distinct maps" count: every field, address included.
+// A map's identity for the "distinct maps" count and the judgement cache: every
+// field, address included (a word-wise multiply-xor mix; equality is checked on use).
 uint64_t map_hash(const tm::TensorMap& m) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 0x9e3779b97f4a7c15ull;
   auto mix = [&](uint64_t v) {
-    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ull;
+    h = (h ^ v) * 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
   };
-  mix(static_cast<uint64_t>(m.encode)), mix(static_cast<uint64_t>(m.data_type)), mix(static_cast<uint64_t>(m.rank));
+  mix(static_cast<uint64_t>(m.encode) | static_cast<uint64_t>(m.data_type) << 8 |
+      static_cast<uint64_t>(m.interleave) << 16 | static_cast<uint64_t>(m.swizzle) << 24 |
+      static_cast<uint64_t>(m.l2_promotion) << 32 | static_cast<uint64_t>(m.oob_fill) << 40 |
+      static_cast<uint64_t>(m.wide_mode) << 48);
+  mix(static_cast<uint64_t>(static_cast<uint32_t>(m.rank)));
   mix(m.global_address);
   for (auto v : m.dims) mix(v);
   for (auto v : m.strides) mix(v);
-  for (auto v : m.box) mix(v);
-  for (auto v : m.element_strides) mix(v);
-  for (auto v : m.pixel_box_lower) mix(static_cast<uint32_t>(v));
-  for (auto v : m.pixel_box_upper) mix(static_cast<uint32_t>(v));
-  mix(static_cast<uint32_t>(m.pixel_box_lower_w)), mix(static_cast<uint32_t>(m.pixel_box_upper_w));
-  mix(static_cast<uint64_t>(m.wide_mode)), mix(m.channels_per_pixel), mix(m.pixels_per_column);
-  mix(static_cast<uint64_t>(m.interleave)), mix(static_cast<uint64_t>(m.swizzle));
-  mix(static_cast<uint64_t>(m.l2_promotion)), mix(static_cast<uint64_t>(m.oob_fill));
+  for (int i = 0; i < tm::kMaxRank; ++i) mix(uint64_t(m.box[i]) << 32 | m.element_strides[i]);
+  for (int i = 0; i < 3; ++i)
+    mix(uint64_t(static_cast<uint32_t>(m.pixel_box_lower[i])) << 32 | static_cast<uint32_t>(m.pixel_box_upper[i]));
+  mix(uint64_t(static_cast<uint32_t>(m.pixel_box_lower_w)) << 32 | static_cast<uint32_t>(m.pixel_box_upper_w));
+  mix(uint64_t(m.channels_per_pixel) << 32 | m.pixels_per_column);
   return h;
 }
 
@@ -116,6 +120,7 @@ class Session {
                      s->counters_ = {};  // the child's summary counts the child's calls
                      s->distinct_.clear();
                      s->root_ = false;
+                     s->pid_ = static_cast<int>(getpid());
                    });
   }
 
@@ -128,22 +133,21 @@ class Session {
 
   int after_encode(Via via, const EncodeArgs& args, int driver_result) {
     std::lock_guard lock(mutex_);
-    CallRecord r = begin(args.entry, via, args.tensor_map, driver_result);
-    r.capture = capture(args);
-    return finish(r);
+    // An accepted call's arrays were all read by the driver: copy them without a
+    // system call. A refused one may have stopped at a bad pointer: ask the kernel.
+    Capture c = capture(args, driver_result == abi::kSuccess ? read_known_memory : read_program_memory);
+    return finish(args.entry, via, args.tensor_map, driver_result, std::move(c));
   }
 
   int after_replace(Via via, void* tensor_map, void* address, const std::optional<Descriptor>& before,
                     int driver_result) {
     std::lock_guard lock(mutex_);
-    CallRecord r = begin(Entry::replace_address, via, tensor_map, driver_result);
     std::optional<tm::TensorMap> known;
     if (before) {
       auto it = maps_.find(*before);
       if (it != maps_.end()) known = it->second;
     }
-    r.capture = capture_replace(known, tensor_map, address);
-    return finish(r);
+    return finish(Entry::replace_address, via, tensor_map, driver_result, capture_replace(known, tensor_map, address));
   }
 
   void summary() {
@@ -151,7 +155,7 @@ class Session {
     const Counters& c = counters_;
     if (log_fd_ >= 0)
       write_all(log_fd_, nlohmann::json{{"kind", "summary"},
-                                        {"pid", getpid()},
+                                        {"pid", pid_},
                                         {"calls", c.calls},
                                         {"encodes", c.encodes},
                                         {"replaces", c.replaces},
@@ -172,44 +176,49 @@ class Session {
   static std::atomic<Session*> created_;
 
  private:
-  CallRecord begin(Entry entry, Via via, const void* tensor_map, int driver_result) {
+  // Counts the call and says what there is to say. A call with nothing to say and no
+  // log costs a capture, a hash and a cache look-up: no record is built.
+  int finish(Entry entry, Via via, const void* tensor_map, int driver_result, Capture&& c) {
+    const uint64_t hash = c.map ? map_hash(*c.map) : 0;
+    const Judgement& j = judged(c, driver_result, hash);
+    const int returned = j.strict_refused ? abi::kInvalidValue : driver_result;
+    std::optional<Descriptor> descriptor;
+    if (driver_result == abi::kSuccess && tensor_map != nullptr) {
+      Descriptor d{};
+      read_known_memory(d.data(), tensor_map, d.size());  // the driver just wrote it
+      descriptor = d;
+      if (c.map) remember_descriptor(d, *c.map);
+    }
+    const uint64_t index = counters_.calls++;
+    count(entry, c.map.has_value(), hash, j);
+    const bool speak = j.verdict != Verdict::ok && !(quiet_ && j.verdict == Verdict::flagged);
+    if (!speak && log_fd_ < 0) return returned;
     CallRecord r;
-    r.index = counters_.calls++;
-    r.pid = static_cast<int>(getpid());
+    r.index = index;
+    r.pid = pid_;
     r.thread = static_cast<long>(syscall(SYS_gettid));
     r.time = utc_now();
     r.entry = entry;
     r.via = via;
     r.tensor_map_address = reinterpret_cast<uintptr_t>(tensor_map);
+    r.capture = std::move(c);
+    r.judgement = j;
     r.driver_result = driver_result;
+    r.returned = returned;
     r.target = target_text_;
-    return r;
-  }
-
-  int finish(CallRecord& r) {
-    r.judgement = judge(r.capture, r.driver_result, target_, strict_);
-    r.returned = r.judgement.strict_refused ? abi::kInvalidValue : r.driver_result;
-    if (r.driver_result == abi::kSuccess && r.tensor_map_address != 0) {
-      Descriptor d{};
-      if (read_program_memory(d.data(), reinterpret_cast<const void*>(r.tensor_map_address), d.size())) {
-        r.descriptor = d;
-        if (r.capture.map) remember_descriptor(d, *r.capture.map);
-      }
-    }
-    count(r);
-    const Verdict v = r.judgement.verdict;
-    const bool speak = v != Verdict::ok && !(quiet_ && v == Verdict::flagged);
-    if (speak || log_fd_ >= 0) r.call_site = current_call_site();
-    if (log_fd_ >= 0) write_all(log_fd_, to_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    r.descriptor = descriptor;
+    const std::string site = current_call_site();
+    if (speak) r.call_site = nlohmann::json::parse(site);
+    if (log_fd_ >= 0) write_all(log_fd_, to_line(r, judged_text(r, hash), site) + "\n");
     if (speak) write_all(2, explain(r, log_path_));
-    return r.returned;
+    return returned;
   }
 
-  void count(const CallRecord& r) {
+  void count(Entry entry, bool has_map, uint64_t hash, const Judgement& j) {
     Counters& c = counters_;
-    (r.entry == Entry::replace_address ? c.replaces : c.encodes)++;
-    if (r.capture.map && distinct_.size() < kMaxDistinct) distinct_.insert(map_hash(*r.capture.map));
-    switch (r.judgement.verdict) {
+    (entry == Entry::replace_address ? c.replaces : c.encodes)++;
+    if (has_map && distinct_.size() < kMaxDistinct) distinct_.insert(hash);
+    switch (j.verdict) {
       case Verdict::explained: c.refused++, c.explained++; break;
       case Verdict::unexplained_refusal: c.refused++, c.disagreements++; break;
       case Verdict::accepted_against_rule: c.disagreements++; break;
@@ -217,7 +226,32 @@ class Session {
       case Verdict::driver_error: c.driver_errors++; break;
       case Verdict::ok: break;
     }
-    c.strict_refused += r.judgement.strict_refused;
+    c.strict_refused += j.strict_refused;
+  }
+
+  // The judgement of a map already seen with the same driver answer is reused:
+  // programs such as Triton encode the same few maps before every launch.
+  // The reference stays valid until the next call (the session's lock is held).
+  const Judgement& judged(const Capture& c, int driver_result, uint64_t hash) {
+    if (!c.map || !c.problems.empty()) return uncached_ = judge(c, driver_result, target_, strict_);
+    const uint64_t key = hash ^ (static_cast<uint64_t>(static_cast<uint32_t>(driver_result)) * 0x9e3779b97f4a7c15ull);
+    auto it = judged_.find(key);
+    if (it != judged_.end() && it->second.first == *c.map) return it->second.second;
+    if (judged_.size() >= kMaxJudged) judged_.clear();
+    return judged_.insert_or_assign(key, std::make_pair(*c.map, judge(c, driver_result, target_, strict_)))
+        .first->second.second;
+  }
+
+  // The record text of the map and its judgement, kept beside the cached judgement.
+  const std::string& judged_text(const CallRecord& r, uint64_t hash) {
+    if (!r.capture.map || !r.capture.problems.empty()) return uncached_text_ = judged_fields(r);
+    std::string& text = texts_[hash ^ static_cast<uint64_t>(static_cast<uint32_t>(r.driver_result))];
+    if (texts_.size() > kMaxJudged) texts_.clear();
+    auto it = judged_.find(hash ^ (static_cast<uint64_t>(static_cast<uint32_t>(r.driver_result)) * 0x9e3779b97f4a7c15ull));
+    const bool same = it != judged_.end() && it->second.first == *r.capture.map;
+    if (!same) return uncached_text_ = judged_fields(r);
+    if (text.empty()) text = judged_fields(r);
+    return text;
   }
 
   // Bounded: the oldest descriptors are forgotten first.
@@ -248,6 +282,7 @@ class Session {
 
   static constexpr size_t kMaxDistinct = 1 << 20;
   static constexpr size_t kMaxDescriptors = 4096;
+  static constexpr size_t kMaxJudged = 4096;
 
   std::mutex mutex_;
   std::string log_path_;
@@ -258,6 +293,11 @@ class Session {
   Counters counters_;
   std::unordered_set<uint64_t> distinct_;
   std::map<Descriptor, tm::TensorMap> maps_;
+  std::unordered_map<uint64_t, std::pair<tm::TensorMap, Judgement>> judged_;
+  Judgement uncached_;
+  std::unordered_map<uint64_t, std::string> texts_;
+  std::string uncached_text_;
+  int pid_ = static_cast<int>(getpid());
   std::deque<Descriptor> order_;
 };
 

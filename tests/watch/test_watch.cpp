@@ -330,7 +330,7 @@ TEST_F(Watch, QuietSaysOnlyRefusalsAndNoLogMeansNoFile) {
   const std::string args = std::string(WATCH_PROBE) + " dlsym replay " + kVerdicts + " 0 40";
   Outcome quiet = run(args, true, "--quiet");
   EXPECT_TRUE(quiet.log.empty());
-  EXPECT_EQ(quiet.err.find("warning:"), std::string::npos);
+  EXPECT_EQ(quiet.err.find("accepted a map that tmakit flags"), std::string::npos);
   EXPECT_EQ(quiet.err.find("tensor-map calls"), std::string::npos) << "no summary under --quiet";
   Outcome loud = run(args, true, "");
   EXPECT_NE(loud.err.find("pid "), std::string::npos);
@@ -344,6 +344,78 @@ TEST_F(Watch, QuietSaysOnlyRefusalsAndNoLogMeansNoFile) {
     ++blocks_loud;
   EXPECT_GT(blocks_quiet, 0u);
   EXPECT_EQ(blocks_quiet, blocks_loud);
+}
+
+// The log is what `tmakit map --from-log` and `tmakit layout --from-log` read: the
+// map of a refused call is invalid there for the same rule, an accepted one is valid.
+TEST_F(Watch, LogRecordsReadBackThroughMapAndLayout) {
+  Outcome w = run(std::string(WATCH_PROBE) + " dlsym replay " + kVerdicts + " 0 40", true);
+  const std::vector<json> calls = w.calls();
+  ASSERT_EQ(calls.size(), 40u);
+  const fs::path log = dir_ / "kept.jsonl";
+  fs::copy_file(dir_ / "log.jsonl", log);
+  int refused_checked = 0, accepted_checked = 0;
+  for (const json& c : calls) {
+    if (c["map"].is_null()) continue;
+    const std::string index = std::to_string(c["index"].get<int>());
+    Outcome m = run(std::string(TMAKIT_CLI) + " map --from-log " + log.string() + " --index " + index, false);
+    if (c["driver_code"] == 1 && refused_checked < 5) {
+      ++refused_checked;
+      EXPECT_EQ(m.status, 1) << m.out << m.err;
+      for (const auto& f : c["findings"])
+        if (f["driver_enforced"].get<bool>())
+          EXPECT_NE(m.out.find("[" + f["rule"].get<std::string>() + "]"), std::string::npos) << m.out;
+    }
+    if (c["driver_code"] == 0 && c["verdict"] == "ok" && c["map"]["encode"] == "tiled" && accepted_checked < 3) {
+      ++accepted_checked;
+      EXPECT_EQ(m.status, 0) << m.out << m.err;
+      std::string coords = "0";
+      for (size_t d = 1; d < c["map"]["dims"].size(); ++d) coords += ",0";
+      Outcome l = run(std::string(TMAKIT_CLI) + " layout --from-log " + log.string() + " --index " + index +
+                          " --coords " + coords + " --format text",
+                      false);
+      EXPECT_EQ(l.status, 0) << l.out << l.err;
+      EXPECT_FALSE(l.out.empty());
+    }
+  }
+  EXPECT_EQ(refused_checked, 5);
+  EXPECT_GT(accepted_checked, 0);
+}
+
+// A Python program: with the GIL held at the call (ctypes.PyDLL) the log names the
+// Python file and line; with it released (ctypes.CDLL) it says why there is none.
+TEST_F(Watch, PythonCallersAreNamedByFileAndLine) {
+  for (const std::string loader : {"PyDLL", "CDLL"}) {
+    const fs::path script = dir_ / "encode.py";
+    std::ofstream(script) << "import ctypes\n"
+                          << "cuda = ctypes." << loader << "('libcuda.so.1')\n"
+                          << "cuda.cuInit(0)\n"
+                          << "buf = ctypes.create_string_buffer(256)\n"
+                          << "desc = (ctypes.addressof(buf) + 63) // 64 * 64\n"
+                          << "dims = (ctypes.c_uint64 * 2)(64, 64)\n"
+                          << "strides = (ctypes.c_uint64 * 1)(256)\n"
+                          << "box = (ctypes.c_uint32 * 2)(16, 16)\n"
+                          << "ones = (ctypes.c_uint32 * 2)(1, 1)\n"
+                          << "def make_map():\n"
+                          << "    return cuda.cuTensorMapEncodeTiled(ctypes.c_void_p(desc), 7, 2, "
+                             "ctypes.c_void_p(0x10000), dims, strides, box, ones, 0, 0, 0, 0)\n"
+                          << "print('result', make_map())\n";
+    Outcome w = run("python3 " + script.string(), true, "--log LOG", kDefensive);
+    ASSERT_EQ(w.status, 0) << w.err;
+    EXPECT_EQ(w.out, "result 0\n");
+    const std::vector<json> calls = w.calls();
+    ASSERT_EQ(calls.size(), 1u) << w.err;
+    const json& site = calls[0]["call_site"];
+    if (loader == "PyDLL") {
+      ASSERT_TRUE(site.contains("python")) << site.dump();
+      EXPECT_EQ(site["python"][0]["file"], script.string());
+      EXPECT_EQ(site["python"][0]["line"], 11);
+      EXPECT_EQ(site["python"][0]["function"], "make_map");
+    } else {
+      EXPECT_FALSE(site.contains("python"));
+      EXPECT_NE(site.value("python_unavailable", "").find("does not hold the GIL"), std::string::npos) << site.dump();
+    }
+  }
 }
 
 TEST_F(Watch, BadUsageIsRefusedBeforeAnythingRuns) {

@@ -10,7 +10,7 @@
 //   watch_probe PATH fork FILE                   encode, fork, encode in both
 //   watch_probe PATH exec FILE                   encode, then exec itself (replay of the next map)
 //   watch_probe PATH replace FILE                encode, then replace the address (aligned, misaligned)
-//   watch_probe symbols NAME...                  dlsym(RTLD_DEFAULT, NAME) for unwatched names
+//   watch_probe PATH repeat FILE I N             encode map I of FILE N times: nanoseconds per call
 // PATH: linked (calls libcuda's exported symbols), dlsym (dlopen + dlsym, as Triton's
 // launcher does), gpa (cuGetProcAddress_v2 from dlsym), runtime (the CUDA runtime's
 // way: cuGetProcAddress asked for cuGetProcAddress, then that asked for the encoder).
@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -65,15 +66,25 @@ Fn from_gpa(abi::GetProcAddressV2 gpa, const char* name, int version) {
   return reinterpret_cast<Fn>(fn);
 }
 
+// The driver refuses every call before cuInit (CUDA_ERROR_NOT_INITIALIZED): real
+// programs initialise it first (the runtime does so itself), and so does the probe.
+void init_driver(void* handle) {
+  using Init = abi::CUresult (*)(unsigned);
+  auto init = reinterpret_cast<Init>(handle ? dlsym(handle, "cuInit") : dlsym(RTLD_DEFAULT, "cuInit"));
+  if (init == nullptr || init(0) != 0) die("cuInit failed");
+}
+
 Driver open_driver(const std::string& path) {
   Driver d;
   if (path == "linked") {
+    init_driver(nullptr);
     d.tiled = &cuTensorMapEncodeTiled, d.im2col = &cuTensorMapEncodeIm2col;
     d.im2col_wide = &cuTensorMapEncodeIm2colWide, d.replace = &cuTensorMapReplaceAddress;
     return d;
   }
   void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) die(std::string("dlopen libcuda.so.1: ") + dlerror());
+  init_driver(h);
   if (path == "dlsym") {
     d.tiled = reinterpret_cast<abi::EncodeTiled>(dlsym(h, "cuTensorMapEncodeTiled"));
     d.im2col = reinterpret_cast<abi::EncodeIm2col>(dlsym(h, "cuTensorMapEncodeIm2col"));
@@ -257,10 +268,6 @@ int replace(const Driver& d, const std::vector<tmap::TensorMap>& maps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::strcmp(argv[1], "symbols") == 0) {
-    for (int i = 2; i < argc; ++i) std::printf("%s %s\n", argv[i], dlsym(RTLD_DEFAULT, argv[i]) ? "found" : "missing");
-    return 0;
-  }
   if (argc < 3) die("usage: watch_probe PATH MODE [ARGS]");
   const std::string mode = argv[2];
   const Driver d = open_driver(argv[1]);
@@ -274,6 +281,16 @@ int main(int argc, char** argv) {
   if (mode == "threads")
     return threads(d, maps, argc > 4 ? std::atoi(argv[4]) : 4, argc > 5 ? std::atoi(argv[5]) : 100);
   if (mode == "fork") return forked(d, maps);
+  if (mode == "repeat") {  // the same map N times: nanoseconds per call (the watch's cost per encode)
+    const tmap::TensorMap& m = maps.at(argc > 4 ? std::strtoul(argv[4], nullptr, 10) : 0);
+    const long n = argc > 5 ? std::atol(argv[5]) : 10000;
+    Descriptor out{};
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < n; ++i) encode(d, m, &out);
+    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
+    std::printf("repeat: %ld calls, %.0f ns per call\n", n, ns);
+    return 0;
+  }
   if (mode == "replace") return replace(d, maps);
   if (mode == "exec") {
     replay(d, maps, 0, 1);

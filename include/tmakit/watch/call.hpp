@@ -52,6 +52,9 @@ struct EncodeArgs {
 // (the default reader asks the kernel, so a bad pointer never faults the program).
 using MemoryReader = bool (*)(void* dst, const void* src, size_t n);
 bool read_program_memory(void* dst, const void* src, size_t n);
+// A plain copy, for memory known to be readable: after the driver accepted a call it
+// has read every array the call needs and written the descriptor (no system call).
+bool read_known_memory(void* dst, const void* src, size_t n);
 
 // What could be read of the arguments. `map` is empty when an argument is null,
 // unreadable or an enum the driver does not define; `problems` then says which
@@ -117,9 +120,15 @@ struct CallRecord {
   nlohmann::json call_site = nlohmann::json::object();
 };
 
-// One JSON Lines record ("kind": "call"); its "map" reads back with
-// tensor_map::map_from_json (tmakit map/layout --from-log).
-nlohmann::json to_json(const CallRecord& r);
+// One JSON Lines record ("kind": "call"), as one line without its newline; its
+// "map" reads back with tensor_map::map_from_json (tmakit map/layout --from-log).
+// `judged` (judged_fields of an earlier call with the same map and verdict) and
+// `call_site` (JSON text) stand in for r's own when given: the log of a program
+// that encodes the same maps again and again reuses their text.
+std::string to_line(const CallRecord& r, const std::string& judged = {}, const std::string& call_site = {});
+// The fields that depend on the map and the verdict only ("map", "findings", "verdict", ...).
+std::string judged_fields(const CallRecord& r);
+nlohmann::json to_json(const CallRecord& r);  // to_line, parsed
 // The message for stderr: a refusal, a flag or a disagreement, with the call site,
 // the map as JSON and every finding; empty when there is nothing to say.
 std::string explain(const CallRecord& r, std::string_view log_path);
