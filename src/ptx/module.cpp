@@ -1,7 +1,9 @@
 // The module reader: one pass over the text, splitting it into statements
 // (`;`-terminated, or line-terminated for .version/.target/.address_size/.file/.loc),
-// blocks and labels, and recording declarations with their types.
+// blocks, labels and `.section` blocks, and recording declarations with their types.
 #include "tmakit/ptx/module.hpp"
+
+#include "reader.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -15,7 +17,8 @@ bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || 
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-// `.version 8.6` ends at the end of its line (PTX ISA §11: these directives take no `;`).
+// `.version 8.6` ends at the end of its line (PTX ISA §11: these directives take no `;`),
+// at the top level and in function bodies alike (`.loc` is written before instructions).
 bool line_directive(std::string_view s) {
   for (std::string_view d : {".version", ".target", ".address_size", ".file", ".loc"})
     if (starts_with(s, d) && (s.size() == d.size() || is_space(s[d.size()]))) return true;
@@ -98,17 +101,20 @@ size_t declare_params(std::string_view h, size_t open, SymbolTable& table, int l
   return h.size();
 }
 
+bool section_header(std::string_view s) { return starts_with(s, ".section") && s.size() > 8 && is_space(s[8]); }
+
 class Reader {
  public:
-  Reader(std::string_view text, const std::string& file, Diagnostics& diags, const StatementHandler& handler)
-      : t_(text), diags_(diags), handler_(handler) {
+  Reader(std::string_view text, const std::string& file, Diagnostics& diags, const StatementHandler& handler,
+         const detail::SpanHandler& spans)
+      : t_(text), diags_(diags), handler_(handler), spans_(spans) {
     m_.file = file;
   }
 
   Module run() {
     while (i_ < t_.size()) step();
     if (!cur_.empty()) {
-      if (depth_ == 0 && line_directive(cur_)) finish();
+      if (line_directive(cur_)) finish();
       else diags_.error("module.syntax", "the module ends inside a statement that has no `;`", at(cur_line_, cur_col_));
     }
     if (depth_ > 0)
@@ -131,7 +137,7 @@ class Reader {
     const char c = t_[i_];
     const char next = i_ + 1 < t_.size() ? t_[i_ + 1] : '\0';
     if (c == '\n') {
-      if (!cur_.empty() && depth_ == 0 && line_directive(cur_)) finish();
+      if (!cur_.empty() && line_directive(cur_)) finish();
       else if (!cur_.empty()) cur_ += '\n';
       newline();
       ++i_;
@@ -169,17 +175,19 @@ class Reader {
       if (c == '}') return ++i_, close_block();
       cur_line_ = line_;
       cur_col_ = static_cast<int>(i_ - line_start_) + 1;
+      cur_begin_ = i_;
     }
     if (c == '"') return string();
     if (c == ';') {
       cur_ += ';';
-      ++i_;
+      code_end_ = ++i_;
       return finish();
     }
-    // `{` ends a function header at the top level (an initializer `= {..}` does not).
+    // `{` ends a function header at the top level (an initializer `= {..}` does not), or
+    // opens a `.section`'s data.
     if (c == '{' && depth_ == 0 && cur_.find('=') == std::string::npos) {
       ++i_;
-      return open_block(true);
+      return section_header(cur_) ? section() : open_block(true);
     }
     // A label: an identifier followed by one `:` (never `::`, which qualifiers use).
     if (c == ':' && depth_ > 0 && next != ':' && is_identifier(cur_)) {
@@ -189,12 +197,62 @@ class Reader {
       s.text = cur_;
       s.line = cur_line_;
       s.column = cur_col_;
+      span(Piece::Kind::label, cur_begin_, i_, &s);
       emit();
       cur_.clear();
       return;
     }
     cur_ += c;
-    ++i_;
+    code_end_ = ++i_;
+  }
+
+  // `.section .debug_info { ... }`: DWARF data whose lines (`.b8 1`, `.b32 .debug_abbrev`,
+  // labels) take no `;`. Nothing in it concerns the linter; it is kept as one verbatim piece.
+  void section() {
+    const int line = cur_line_, col = cur_col_;
+    int depth = 1;
+    while (i_ < t_.size() && depth > 0) {
+      const char c = t_[i_];
+      const char next = i_ + 1 < t_.size() ? t_[i_ + 1] : '\0';
+      if (c == '/' && next == '/') {
+        while (i_ < t_.size() && t_[i_] != '\n') ++i_;
+        continue;
+      }
+      if (c == '/' && next == '*') {
+        const size_t end = t_.find("*/", i_ + 2);
+        if (end == std::string_view::npos) break;  // reported below as an unclosed section
+        for (; i_ < end + 2; ++i_)
+          if (t_[i_] == '\n') newline();
+        continue;
+      }
+      if (c == '"') {
+        for (++i_; i_ < t_.size() && t_[i_] != '"' && t_[i_] != '\n'; ++i_)
+          if (t_[i_] == '\\') ++i_;
+      }
+      if (c == '{') ++depth;
+      if (c == '}') --depth;
+      if (i_ < t_.size() && t_[i_] == '\n') newline();
+      ++i_;
+    }
+    if (depth > 0) {
+      diags_.error("module.brace",
+                   "`" + first_line(cur_) + "` opened here has no closing `}`: its data runs to the end of the module",
+                   at(line, col));
+      i_ = t_.size();
+    }
+    span(Piece::Kind::section, cur_begin_, std::min(i_, t_.size()), nullptr);
+    cur_.clear();
+  }
+
+  // `.section\t.debug_info`'s first line with its white space written as single spaces.
+  static std::string first_line(std::string_view s) {
+    std::string out;
+    for (std::string_view w : words(s.substr(0, s.find('\n')))) out += (out.empty() ? "" : " ") + std::string(w);
+    return out;
+  }
+
+  void span(Piece::Kind kind, size_t begin, size_t end, const Statement* s) {
+    if (spans_) spans_(kind, begin, end, s);
   }
 
   void string() {
@@ -209,9 +267,12 @@ class Reader {
       return;
     }
     cur_ += t_[i_++];
+    code_end_ = i_;
   }
 
   void open_block(bool header) {
+    if (header) span(Piece::Kind::header, cur_begin_, code_end_, nullptr);
+    span(Piece::Kind::open, i_ - 1, i_, nullptr);
     if (depth_ == 0) {
       block_line_ = line_;
       in_function_ = false;
@@ -223,6 +284,7 @@ class Reader {
   }
 
   void close_block() {
+    span(Piece::Kind::close, i_ - 1, i_, nullptr);
     if (depth_ == 0) {
       diags_.error("module.brace", "`}` closes no block", at(line_, static_cast<int>(i_ - line_start_)));
       return;
@@ -254,8 +316,14 @@ class Reader {
 
   void finish() {
     while (!cur_.empty() && is_space(cur_.back())) cur_.pop_back();
-    if (depth_ == 0) top_level();
-    else if (in_function_) body();
+    if (depth_ == 0) {
+      span(Piece::Kind::directive, cur_begin_, code_end_, nullptr);
+      top_level();
+    } else if (in_function_) {
+      body();
+    } else {  // a statement in a top-level block that is no function
+      span(Piece::Kind::directive, cur_begin_, code_end_, nullptr);
+    }
     cur_.clear();
   }
 
@@ -280,6 +348,7 @@ class Reader {
 
   void body() {
     if (cur_[0] == '.') {
+      span(Piece::Kind::directive, cur_begin_, code_end_, nullptr);
       if (is_space_name(std::string_view(cur_).substr(0, cur_.find_first_of(" \t\n"))))
         declare(cur_, fn_.symbols, cur_line_);
       return;
@@ -289,6 +358,7 @@ class Reader {
     s.text = cur_;
     s.line = cur_line_;
     s.column = cur_col_;
+    span(Piece::Kind::instruction, cur_begin_, code_end_, &s);
     emit();
   }
 
@@ -301,8 +371,10 @@ class Reader {
   std::string_view t_;
   Diagnostics& diags_;
   const StatementHandler& handler_;
+  const detail::SpanHandler& spans_;
   Module m_;
   size_t i_ = 0, line_start_ = 0;
+  size_t cur_begin_ = 0, code_end_ = 0;  // the current statement's span: first character, after its last
   int line_ = 1, depth_ = 0, block_line_ = 0;
   std::string cur_;
   int cur_line_ = 0, cur_col_ = 0;
@@ -368,7 +440,12 @@ std::string_view Statement::mnemonic() const {
 
 Module read_module(std::string_view text, const std::string& file, Diagnostics& diags,
                    const StatementHandler& on_statement) {
-  return Reader(text, file, diags, on_statement).run();
+  return Reader(text, file, diags, on_statement, {}).run();
+}
+
+Module detail::read_module(std::string_view text, const std::string& file, Diagnostics& diags,
+                           const StatementHandler& on_statement, const SpanHandler& on_span) {
+  return Reader(text, file, diags, on_statement, on_span).run();
 }
 
 }  // namespace tmakit::ptx

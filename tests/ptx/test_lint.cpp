@@ -170,6 +170,23 @@ TEST(Lint, SeedExamplesAgreeWithPtxas) {
   EXPECT_EQ(lint_rejects, ptxas_rejects);
 }
 
+// nvcc -lineinfo and Triton write `.loc` before instructions. Before, the reader glued the
+// `.loc` to the next statement and dropped it, so an error there went unreported; and the
+// DWARF sections Triton appends made the module unusable (`module.syntax`, `module.brace`).
+TEST(Lint, InstructionsAfterLocAreCheckedInModulesWithDwarfSections) {
+  const std::string text = module(
+      "\t.loc\t1 40 22                         // k.py:40:22\n"
+      "\tcp.async.bulk.tensor.2d.shared::cluster.global [%r1], [%rd1, {%r2, %r3}], [%r4];\n"
+      "\t.loc\t1 41 3, function_name $L__info_string0, inlined_at 1 40 22\n"
+      "\tcp.async.bulk.wait_group.read %r1;") +
+      "\t.file\t1 \"k.py\"\n\t.section\t.debug_abbrev\n\t{\n.b8 1 // DW_TAG\n.b8 0\n\t}\n"
+      "\t.section\t.debug_macinfo\t{\t}\n";
+  auto r = lint(text);
+  EXPECT_EQ(r.instructions, 2u);
+  EXPECT_EQ(error_lines(r), (std::map<int, std::string>{{kBodyLine + 1, "ptx.missing-qualifier"},
+                                                       {kBodyLine + 3, "ptx.operand-kind"}}));
+}
+
 TEST(Lint, PositionsAndNotesOfATargetError) {
   auto r = lint(module("  cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes "
                        "[%r1], [%rd1, {%r1, %r2, %r3, %r4, %r5}], [%r3];"));

@@ -2,6 +2,8 @@
 // labels, guards, comments and strings, positions, and broken structure.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tmakit/ptx/module.hpp"
 
 using namespace tmakit;
@@ -174,4 +176,163 @@ TEST(Module, ValueTypes) {
   EXPECT_FALSE(parse_value_type(".b7"));
   EXPECT_FALSE(parse_value_type(".x32"));
   EXPECT_FALSE(parse_value_type(".align"));
+}
+
+// ---- what real compilers write (tests/corpus/ has whole modules) ----
+
+namespace {
+
+std::vector<std::string> mnemonics(const Function& f) {
+  std::vector<std::string> out;
+  for (const auto& s : f.body) out.push_back(s.kind == Statement::Kind::label ? s.text + ":" : std::string(s.mnemonic()));
+  return out;
+}
+
+using Kinds = std::vector<Piece::Kind>;
+Kinds kinds(const ModuleText& m, bool with_trivia = false) {
+  Kinds out;
+  for (const auto& p : m.pieces)
+    if (with_trivia || p.kind != Piece::Kind::trivia) out.push_back(p.kind);
+  return out;
+}
+
+}  // namespace
+
+// `.loc` takes no `;`: in a body it ends at its line, in all the forms nvcc -G writes. Before,
+// the reader glued it to the next statement and dropped both, so lint never saw that instruction.
+TEST(Module, LocEndsAtItsLineInABody) {
+  Module m = read(".version 8.7\n.target sm_90a\n.entry k()\n{\n"
+                  "\t.loc\t1 42 7\n"
+                  "\tcp.async.bulk.commit_group;\n"
+                  "\t.loc\t1 43 0, function_name $L__info_string0, inlined_at 1 10 3 // k.cu:43\n"
+                  "\t.reg .b32 %r<2>;\n"
+                  "\t.loc 2 1 1\n"
+                  "$L__tmp0:\n"
+                  "\tcp.async.bulk.wait_group.read 0;\n}\n");
+  ASSERT_EQ(m.functions.size(), 1u);
+  ASSERT_EQ(mnemonics(m.functions[0]),
+            (std::vector<std::string>{"cp.async.bulk.commit_group", "$L__tmp0:", "cp.async.bulk.wait_group.read"}));
+  EXPECT_EQ(m.functions[0].body[0].line, 6);
+  EXPECT_TRUE(m.functions[0].symbols.find("%r1"));  // the declaration after a .loc is read
+}
+
+// Triton's default output ends in DWARF sections whose data lines have no `;`. Before, the
+// reader reported `module.syntax` and `module.brace` at the end of such a module.
+const char* const kDwarfTail = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k()
+{
+	.loc	1 36 0                          // k.py:36:0
+	ret;
+}
+	.file	1 "/tmp/k.py"
+	.section	.debug_abbrev
+	{
+.b8 1                                   // Abbreviation Code
+.b8 17                                  // DW_TAG_compile_unit
+.b8 0
+	}
+	.section	.debug_info
+	{
+.b32 70                                 // Length of Unit
+.b32 .debug_abbrev                      // Offset Into Abbrev. Section
+$L__info_string0:
+.b8 107 /* "k" */
+.b64 $L__func_begin0
+	}
+	.section	.debug_macinfo	{	}
+)";
+
+TEST(Module, DwarfSectionsWithoutSemicolons) {
+  Diagnostics d;
+  ModuleText m = parse_module(kDwarfTail, "t.ptx", d);
+  EXPECT_TRUE(d.empty()) << format(d.front());
+  using K = Piece::Kind;
+  ASSERT_EQ(kinds(m), (Kinds{K::directive, K::directive, K::directive, K::header, K::open, K::directive, K::instruction,
+                             K::close, K::directive, K::section, K::section, K::section}));
+  EXPECT_EQ(m.pieces.back().kind, K::trivia);  // the last newline
+  const Piece& info = m.pieces[m.pieces.size() - 4];
+  EXPECT_EQ(info.text.substr(0, 21), ".section\t.debug_info\n");
+  EXPECT_EQ(info.text.back(), '}');
+  EXPECT_EQ(info.line, 16);
+  EXPECT_EQ(print_module(m), kDwarfTail);
+  ASSERT_EQ(m.module.functions.size(), 1u);
+  EXPECT_EQ(m.module.functions[0].name, "k");
+}
+
+TEST(Module, UnclosedSectionIsNamed) {
+  Diagnostics d;
+  std::string text = kDwarfTail;
+  text.erase(text.find("\t}\n\t.section\t.debug_macinfo"), 3);  // the `}` of .debug_info
+  read(text, &d);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].rule, "module.brace");
+  EXPECT_EQ(d[0].where, "m.ptx:16:2");
+  EXPECT_NE(d[0].message.find("`.section .debug_info` opened here has no closing `}`"), std::string::npos)
+      << d[0].message;
+}
+
+// Directives the front end has no use for are pieces of their own, in place and verbatim; an
+// unknown one in a body does not disturb the instruction after it.
+TEST(Module, UnknownDirectivesAreKeptInPlace) {
+  const std::string text =
+      ".version 8.6\n.target sm_90a\n"
+      ".pragma \"nounroll\";\n"
+      ".weak .global .align 4 .b32 w;\n"
+      ".common .global .align 8 .b64 c;\n"
+      ".extern .func (.param .b32 r) ext (.param .b64 a);\n"
+      ".weak .func wf () { ret; }\n"
+      ".alias wf2, wf;\n"
+      ".frobnicate 1, \"two\" ;\n"
+      ".visible .entry k()\n.maxntid 128, 1, 1\n{\n"
+      "\t.frobnicate { 3 };\n"
+      "\t@%p1 cp.async.bulk.commit_group;\n"
+      "\t{ // an inline asm scope\n\t.reg .pred p;\nwait:\n\t@!p bra wait;\n\t}\n"
+      "}\n";
+  Diagnostics d;
+  ModuleText m = parse_module(text, "t.ptx", d);
+  EXPECT_TRUE(d.empty()) << format(d.front());
+  EXPECT_EQ(print_module(m), text);
+  std::vector<std::string> texts;
+  for (const auto& p : m.pieces)
+    if (p.kind != Piece::Kind::trivia) texts.push_back(p.text);
+  EXPECT_EQ(texts, (std::vector<std::string>{
+                       ".version 8.6", ".target sm_90a", ".pragma \"nounroll\";", ".weak .global .align 4 .b32 w;",
+                       ".common .global .align 8 .b64 c;", ".extern .func (.param .b32 r) ext (.param .b64 a);",
+                       ".weak .func wf ()", "{", "ret;", "}", ".alias wf2, wf;", ".frobnicate 1, \"two\" ;",
+                       ".visible .entry k()\n.maxntid 128, 1, 1", "{", ".frobnicate { 3 };",
+                       "@%p1 cp.async.bulk.commit_group;", "{", ".reg .pred p;", "wait:", "@!p bra wait;", "}", "}"}));
+  EXPECT_EQ(m.module.globals.find("w")->space, ".global");
+  EXPECT_EQ(m.module.globals.find("c")->type.bits, 64);
+  ASSERT_EQ(m.module.functions.size(), 2u);
+  EXPECT_EQ(m.module.functions[0].name, "wf");
+  EXPECT_FALSE(m.module.functions[0].entry);
+  const Piece& guarded = m.pieces[std::find_if(m.pieces.begin(), m.pieces.end(), [](const Piece& p) {
+                                    return p.text == "@%p1 cp.async.bulk.commit_group;";
+                                  }) - m.pieces.begin()];
+  EXPECT_EQ(guarded.kind, Piece::Kind::instruction);
+  EXPECT_EQ(guarded.statement.mnemonic(), "cp.async.bulk.commit_group");
+  EXPECT_EQ(guarded.line, 14);
+}
+
+// The canonical printer rewrites the table's instructions only; comments, spacing and every
+// other piece stay as written.
+TEST(Module, CanonicalPrintTouchesOnlyTheTablesInstructions) {
+  const std::string text =
+      ".version 8.6\n.target sm_90a\n.entry k()\n{\n"
+      "\tmov.u32   %r1,%r2; // kept\n"
+      "\tcp.async.bulk.wait_group.read   0;  // spacing\n"
+      "\tmbarrier.arrive.expect_tx.shared::cta.b64 _,[%r1],  16;\n"
+      "\tcp.async.bulk.nonsense;\n"
+      "}\n";
+  Diagnostics d;
+  ModuleText m = parse_module(text, "t.ptx", d);
+  EXPECT_EQ(print_module(m, true),
+            ".version 8.6\n.target sm_90a\n.entry k()\n{\n"
+            "\tmov.u32   %r1,%r2; // kept\n"
+            "\tcp.async.bulk.wait_group.read 0;  // spacing\n"
+            "\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], 16;\n"
+            "\tcp.async.bulk.nonsense;\n"  // does not parse: written as it was
+            "}\n");
 }

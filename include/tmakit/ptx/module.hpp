@@ -1,7 +1,9 @@
-// A whole PTX module as compilers emit it (nvcc, Triton): directives, functions,
-// declarations, labels, guarded instructions, comments and strings. The reader
-// makes one linear pass and hands each statement of a function body to a
-// callback, so a module of tens of megabytes is never held twice.
+// A whole PTX module as compilers emit it (nvcc with and without -lineinfo/-G, NVRTC,
+// Triton, CuTe DSL: tests/corpus/): directives, functions, declarations, labels, guarded
+// instructions, `{ }` scopes, comments, strings and DWARF `.section` blocks. The reader
+// makes one linear pass and hands each statement of a function body to a callback, so
+// a module of tens of megabytes is never held twice. parse_module keeps a module whole
+// instead, as pieces that print back byte for byte (for tools that rewrite modules).
 #pragma once
 #include <functional>
 #include <optional>
@@ -81,5 +83,38 @@ using StatementHandler = std::function<void(const Statement&, const Function&, c
 // `module.*`; a missing `.version` or `.target` is left for the caller to judge.
 Module read_module(std::string_view text, const std::string& file, Diagnostics& diags,
                    const StatementHandler& on_statement = {});
+
+// One piece of a module's text. The pieces of a module, in order, cover it exactly.
+struct Piece {
+  enum class Kind {
+    trivia,       // white space and comments between the others
+    directive,    // a statement that is no instruction: .version, .target, .file, .loc, .pragma,
+                  // declarations, prototypes, .alias, anything else that starts with `.`
+    header,       // a function's header, from its first word to just before its `{`
+    open,         // `{`: a function body or a nested scope
+    close,        // `}`
+    section,      // a whole `.section NAME { ... }` block (DWARF data), kept as one piece
+    label,        // `name:`
+    instruction,  // from its guard or mnemonic to its `;`
+  } kind = Kind::trivia;
+  std::string text;  // verbatim
+  int line = 0;      // 1-based line of its first character
+  Statement statement;  // instruction and label: as read_module's callback sees it
+};
+
+// A module kept whole: what read_module finds (bodies are not kept: the statements are in
+// the pieces) and the pieces. Unknown directives and instructions are pieces like any
+// other, so nothing the front end does not understand is lost or moved.
+struct ModuleText {
+  Module module;
+  std::vector<Piece> pieces;
+};
+
+ModuleText parse_module(std::string_view text, const std::string& file, Diagnostics& diags);
+
+// The module's text: the pieces' texts in order, so print_module(parse_module(x)) == x.
+// With `canonical`, each instruction of the table's families that parses is written as
+// ptx::print writes it (guard, qualifiers in the table's order, operands spaced ", ").
+std::string print_module(const ModuleText& m, bool canonical = false);
 
 }  // namespace tmakit::ptx
