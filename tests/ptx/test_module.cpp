@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 
 #include "tmakit/ptx/module.hpp"
 
@@ -335,4 +336,21 @@ TEST(Module, CanonicalPrintTouchesOnlyTheTablesInstructions) {
             "\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], 16;\n"
             "\tcp.async.bulk.nonsense;\n"  // does not parse: written as it was
             "}\n");
+}
+
+// Whatever the text, broken or not, the pieces cover it exactly: random mixes of the
+// characters that steer the reader (braces, `;`, quotes, comments, newlines, `.section`).
+TEST(Module, PiecesCoverAnyText) {
+  const std::vector<std::string> atoms = {"{", "}", ";", "\"", "\n", " ", "//", "/*", "*/", ":", "::", "a", "%r1",
+                                          ".loc 1 2 3", ".section .debug_info", ".entry k()", ".b8 1", "@%p1 ",
+                                          "cp.async.bulk.commit_group", "=", "\\"};
+  std::mt19937 rng(14);
+  for (int n = 0; n < 3000; ++n) {
+    std::string text;
+    const int len = static_cast<int>(rng() % 40);
+    for (int k = 0; k < len; ++k) text += atoms[rng() % atoms.size()];
+    Diagnostics d;
+    ModuleText m = parse_module(text, "r.ptx", d);
+    ASSERT_EQ(print_module(m), text) << "case " << n;
+  }
 }
