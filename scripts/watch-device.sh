@@ -9,7 +9,8 @@
 #                                    (a good copy, descriptors that get past Triton's checks, speed)
 #                                    and PyTorch operations, each under `tmakit watch --log`;
 #                                    results in $OUT/watch-device.tar.gz and $OUT/watch-device.txt.
-#   scripts/watch-device.sh unpack DIR   here: DIR's results -> tests/vectors/watch/.
+#                                    WATCH_PARTS picks sections: "driver runtime triton bench torch".
+#   scripts/watch-device.sh unpack DIR   here: DIR's results -> tests/vectors/watch/h100/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -35,6 +36,8 @@ device() {
   python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
   export LD_LIBRARY_PATH=$W${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   local tw="$W/tmakit watch" v=$ROOT/tests/vectors/driver_verdicts.jsonl
+  local parts=" ${WATCH_PARTS:-driver runtime triton bench torch} "
+  if [[ $parts == *" driver "* ]]; then
   echo "== entry paths on the real driver (200 recorded maps each)"
   for p in linked dlsym gpa runtime; do
     "$W/watch_probe" $p replay "$v" 0 200 >"$r/plain-$p.out" 2>&1
@@ -58,10 +61,14 @@ device() {
   $tw --log "$r/replace.jsonl" -- "$W/watch_probe" linked replace "$v" 2>&1 | grep -v "^  "
   $tw --log "$r/threads.jsonl" -- "$W/watch_probe" dlsym threads "$v" 8 200 2>&1 | tail -2
   $tw --log "$r/fork.jsonl" -- "$W/watch_probe" dlsym fork "$v" 2>&1 | grep -E "^map|tmakit watch: pid"
+  fi
+  if [[ $parts == *" runtime "* ]]; then
   echo "== the CUDA runtime's path (cudaGetDriverEntryPoint)"
   $tw --log "$r/runtime.jsonl" -- "$W/watch_runtime_probe" 2>&1
-  echo "== Triton"
+  fi
   local t=$ROOT/tests/watch/device/triton_watch.py
+  if [[ $parts == *" triton "* ]]; then
+  echo "== Triton"
   python3 "$t" good >/dev/null 2>&1  # compile once, outside the timings
   $tw --log "$r/triton-good.jsonl" -- python3 "$t" good 2>&1 | tail -3
   for c in $(python3 "$t" cases); do
@@ -71,6 +78,8 @@ device() {
     echo "   watched: $(grep "^case" "$r/triton-watch-$c.txt")"
     grep -E "tmakit watch:|\[(map|watch)\.|    at |no Python" "$r/triton-watch-$c.txt" | head -12 | sed 's/^/   /'
   done
+  fi
+  if [[ $parts == *" bench "* ]]; then
   echo "== Triton launch speed (2 host maps per launch)"
   for round in 1 2; do
     python3 "$t" bench 2000 | sed "s/^/plain ($round): /"
@@ -78,6 +87,8 @@ device() {
     $tw --log "$r/bench.jsonl" -- python3 "$t" bench 2000 2>/dev/null | sed "s/^/watched+log ($round): /"
   done
   rm -f "$r/bench.jsonl"
+  fi
+  if [[ $parts == *" torch "* ]]; then
   echo "== PyTorch operations"
   local o=$ROOT/tests/watch/device/torch_ops.py
   for op in $(python3 "$o" list); do
@@ -85,6 +96,7 @@ device() {
     echo "$op: exit $? $(grep -E "^$op:" "$r/torch-$op.txt") $(grep -c '"kind":"call"' "$r/torch-$op.jsonl") calls" \
       "$(grep -o '"call":"[A-Za-z0-9]*","call_site[^]]*' "$r/torch-$op.jsonl" | head -1 | cut -c1-200)"
   done
+  fi
   tar -C "$r" -czf "$out/watch-device.tar.gz" .
   ls -la "$out"
 }

@@ -152,8 +152,10 @@ const json& describe_frame(void* pc) {
 // The native frames outside this library, as JSON text, kept per distinct stack.
 const std::string& native_frames() {
   static std::unordered_map<std::string, std::string> seen;
-  void* pcs[32];
-  int n = backtrace(pcs, 32);
+  // The library's own frames (6) and the caller's first 6: unwinding more of a deep
+  // Python stack costs more than the rest of the record.
+  void* pcs[12];
+  int n = backtrace(pcs, 12);
   std::string key(reinterpret_cast<const char*>(pcs), sizeof(void*) * static_cast<size_t>(n));
   auto it = seen.find(key);
   if (it != seen.end()) return it->second;

@@ -325,6 +325,14 @@ __attribute__((destructor)) void at_exit() {
 }  // namespace
 
 int observe_encode(Via via, const EncodeArgs& args, const std::function<int()>& call_driver) {
+  try {
+    // A pointer or rank the driver may crash on is said first: if the process dies in
+    // the driver, this line is its explanation (the record comes only after the call).
+    if (std::string risk = crash_risk(args); !risk.empty())
+      write_all(2, fmt::format("tmakit watch: {} is called with {}; if the program crashes now, this is why\n",
+                               entry_name(args.entry), risk));
+  } catch (...) {
+  }
   const int result = call_driver();  // first, and exactly once: the program's behaviour is the driver's
   try {
     return session()->after_encode(via, args, result);

@@ -4,10 +4,12 @@
 // the verdict the H100's driver gave for the same parameters, read from the JSON
 // Lines files named by TMAKIT_STAND_IN_VERDICTS (colon-separated; the format of
 // tests/vectors/driver_verdicts.jsonl). Calls with arguments no recorded map can
-// express (null or misaligned pointers, ranks outside 1..5, enums the driver does
-// not define) are refused with CUDA_ERROR_INVALID_VALUE, as the H100's driver did
-// (tests/vectors/watch/h100-defensive.jsonl, checked by test_watch.cpp). A map
-// with no recorded verdict is answered CUDA_ERROR_UNKNOWN, loudly.
+// express (null pointers, ranks outside 1..5, enums the driver does not define) get
+// what the H100's driver did with them (tests/vectors/watch/h100/defensive.txt,
+// which test_watch.cpp compares with the stand-in): CUDA_ERROR_INVALID_VALUE, or a
+// crash where the driver crashed. A map with no recorded verdict is answered
+// CUDA_ERROR_UNKNOWN, loudly.
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -85,7 +87,10 @@ bool enums_defined(int type, int il, int sw, int l2, int oob) {
 // The common part of the three encoders: pointers, rank, enums, then the map's arrays.
 bool fill_common(tmap::TensorMap& m, void* out, int type, uint32_t rank, void* addr, const uint64_t* dims,
                  const uint64_t* strides, const uint32_t* estr, int il, int sw, int l2, int oob) {
-  if (out == nullptr || reinterpret_cast<uintptr_t>(out) % abi::kTensorMapAlignment != 0) return false;
+  // The H100's driver writes a map at an address off 64 bytes, refuses a null one, and
+  // crashes on a rank above 2^31 (it reads that many entries): the stand-in does the same.
+  if (out == nullptr) return false;
+  if (rank > 0x7fffffffu) std::raise(SIGSEGV);
   if (rank < 1 || rank > 5 || dims == nullptr || estr == nullptr || (rank > 1 && strides == nullptr)) return false;
   if (!enums_defined(type, il, sw, l2, oob)) return false;
   m.data_type = static_cast<tmap::DataType>(type);
@@ -124,7 +129,7 @@ STAND_IN abi::CUresult cuTensorMapEncodeIm2col(void* out, int type, uint32_t ran
   tmap::TensorMap m;
   m.encode = tmap::Encode::im2col;
   if (!fill_common(m, out, type, rank, addr, dims, strides, estr, il, sw, l2, oob)) return abi::kInvalidValue;
-  if (rank >= 3 && (lower == nullptr || upper == nullptr)) return abi::kInvalidValue;
+  if (rank >= 3 && rank <= 5 && (lower == nullptr || upper == nullptr)) std::raise(SIGSEGV);  // as on the H100
   for (uint32_t i = 0; i + 2 < rank; ++i) m.pixel_box_lower[i] = lower[i], m.pixel_box_upper[i] = upper[i];
   m.channels_per_pixel = channels;
   m.pixels_per_column = pixels;
@@ -156,6 +161,13 @@ STAND_IN abi::CUresult cuTensorMapReplaceAddress(void* map, void* addr) {
 }
 
 STAND_IN abi::CUresult cuInit(unsigned flags) { return flags == 0 ? abi::kSuccess : abi::kInvalidValue; }
+STAND_IN abi::CUresult cuDevicePrimaryCtxRetain(void** context, int device) {
+  if (context == nullptr || device != 0) return abi::kInvalidValue;
+  static int primary;
+  *context = &primary;
+  return abi::kSuccess;
+}
+STAND_IN abi::CUresult cuCtxSetCurrent(void*) { return abi::kSuccess; }
 
 STAND_IN abi::CUresult cuDriverGetVersion(int* version) {
   if (version == nullptr) return abi::kInvalidValue;

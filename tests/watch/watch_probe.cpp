@@ -66,12 +66,25 @@ Fn from_gpa(abi::GetProcAddressV2 gpa, const char* name, int version) {
   return reinterpret_cast<Fn>(fn);
 }
 
-// The driver refuses every call before cuInit (CUDA_ERROR_NOT_INITIALIZED): real
-// programs initialise it first (the runtime does so itself), and so does the probe.
+// The H100's driver answers an encode before cuInit with CUDA_ERROR_NOT_INITIALIZED
+// and one with no current context with CUDA_ERROR_INVALID_CONTEXT: real programs set
+// both up first (the runtime does it itself), and so does the probe.
+void* g_context = nullptr;                           // the primary context, for every thread
+abi::CUresult (*g_set_current)(void*) = nullptr;     // cuCtxSetCurrent
+
 void init_driver(void* handle) {
+  auto find = [&](const char* name) {
+    void* fn = handle ? dlsym(handle, name) : dlsym(RTLD_DEFAULT, name);
+    if (fn == nullptr) die(std::string("no ") + name);
+    return fn;
+  };
   using Init = abi::CUresult (*)(unsigned);
-  auto init = reinterpret_cast<Init>(handle ? dlsym(handle, "cuInit") : dlsym(RTLD_DEFAULT, "cuInit"));
-  if (init == nullptr || init(0) != 0) die("cuInit failed");
+  using Retain = abi::CUresult (*)(void**, int);
+  using SetCurrent = abi::CUresult (*)(void*);
+  if (reinterpret_cast<Init>(find("cuInit"))(0) != 0) die("cuInit failed");
+  if (reinterpret_cast<Retain>(find("cuDevicePrimaryCtxRetain"))(&g_context, 0) != 0) die("no primary context");
+  g_set_current = reinterpret_cast<SetCurrent>(find("cuCtxSetCurrent"));
+  if (g_set_current(g_context) != 0) die("cuCtxSetCurrent failed");
 }
 
 Driver open_driver(const std::string& path) {
@@ -223,6 +236,7 @@ int threads(const Driver& d, const std::vector<tmap::TensorMap>& maps, int t, in
   std::vector<int> failures(static_cast<size_t>(t), 0);
   for (int k = 0; k < t; ++k)
     pool.emplace_back([&, k] {
+      g_set_current(g_context);  // a context is current per thread
       for (int i = 0; i < n; ++i) {
         Descriptor out{};
         const tmap::TensorMap& m = maps[static_cast<size_t>(k * n + i) % maps.size()];

@@ -66,6 +66,10 @@ struct Capture {
 };
 Capture capture(const EncodeArgs& args, MemoryReader read = read_program_memory);
 
+// What in the arguments could crash the driver itself, said before it is called
+// (no memory is read: pointers and the rank only); empty when nothing does.
+std::string crash_risk(const EncodeArgs& args);
+
 // cuTensorMapReplaceAddress: the map the descriptor was encoded from (when the
 // library saw that encode), with the new address; else only the address is checked.
 Capture capture_replace(const std::optional<tensor_map::TensorMap>& known, const void* tensor_map,
