@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target with clang (ASan + UBSan) and runs it for SECONDS,
-# starting from the seed corpus. Usage: run.sh ptx|scenario|cli SECONDS [BUILD_DIR]
+# starting from the seed corpus. Usage: run.sh ptx|scenario|cli|watch SECONDS [BUILD_DIR]
 set -euo pipefail
 target=$1; seconds=$2
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -10,6 +10,9 @@ bin="$out/fuzz_$target"
 srcs=$(ls "$root"/src/diag.cpp "$root"/src/spec/*.cpp "$root"/src/ptx/*.cpp)
 if [ "$target" = scenario ]; then
   srcs="$srcs $(ls "$root"/src/tensor_map/*.cpp "$root"/src/model/*.cpp "$root"/src/scenario/*.cpp)"
+fi
+if [ "$target" = watch ]; then  # the watch layer's plain part (capture, judgement, record, message)
+  srcs="$srcs $(ls "$root"/src/tensor_map/*.cpp) $root/src/watch/call.cpp"
 fi
 if [ "$target" = cli ]; then  # the map and layout front ends of tools/tmakit, without its main()
   srcs="$srcs $(ls "$root"/src/tensor_map/*.cpp "$root"/src/model/*.cpp "$root"/src/scenario/*.cpp "$root"/src/layout/*.cpp)"
@@ -25,6 +28,8 @@ if [ "$target" = cli ]; then
 elif [ "$target" = scenario ]; then
   cp "$root"/examples/*/scenario.json "$out/corpus_$target/" 2>/dev/null || true
   for f in "$root"/examples/*/scenario.json; do cp "$f" "$out/corpus_$target/$(basename "$(dirname "$f")").json"; done
+elif [ "$target" = watch ]; then
+  printf '\000\007\002\000\000\000\000\000' > "$out/corpus_$target/seed"
 else
   i=0
   grep -ho '"[a-z@!][^"]*;"' "$root"/examples/*/scenario.json | tr -d '"' | while read -r line; do
