@@ -212,17 +212,23 @@ TEST(WatchReplace, KnownMapGetsTheNewAddressUnknownOnlyTheAlignment) {
   EXPECT_FALSE(judge(aligned, 0, kSm90a, false).findings.has_errors());
 }
 
-TEST(WatchRecord, MapReadsBackAndFindingsCarryTheirRules) {
+// A refused call of a map with box[0] = 512 (map.box-dim-range), as the session records it.
+CallRecord refused_box_512(uint64_t index, int pid) {
   TiledArgs t;
   t.box[0] = 512;
   CallRecord r;
-  r.index = 3;
-  r.pid = 42;
+  r.index = index;
+  r.pid = pid;
   r.capture = capture(t.args());
   r.driver_result = 1;
   r.judgement = judge(r.capture, 1, kSm90a, false);
   r.returned = 1;
   r.target = "sm_90a";
+  return r;
+}
+
+TEST(WatchRecord, MapReadsBackAndFindingsCarryTheirRules) {
+  CallRecord r = refused_box_512(3, 42);
   nlohmann::json j = to_json(r);
   EXPECT_EQ(j["kind"], "call");
   EXPECT_EQ(j["index"], 3);
@@ -238,14 +244,7 @@ TEST(WatchRecord, MapReadsBackAndFindingsCarryTheirRules) {
 }
 
 TEST(WatchExplain, SaysTheRuleTheCallSiteAndHowToSeeItAgain) {
-  TiledArgs t;
-  t.box[0] = 512;
-  CallRecord r;
-  r.index = 7;
-  r.pid = 99;
-  r.capture = capture(t.args());
-  r.driver_result = 1;
-  r.judgement = judge(r.capture, 1, kSm90a, false);
+  CallRecord r = refused_box_512(7, 99);
   r.call_site = {{"python", {{{"file", "kernel.py"}, {"line", 12}, {"function", "launch"}}}}};
   std::string text = explain(r, "/tmp/w.jsonl");
   EXPECT_NE(text.find("cuTensorMapEncodeTiled returned CUDA_ERROR_INVALID_VALUE"), std::string::npos) << text;
