@@ -11,5 +11,6 @@ void add_docs_command(CLI::App& app, int& status);  // docs_command.cpp
 void add_layout_command(CLI::App& app, int& status);  // layout_command.cpp
 void add_lint_command(CLI::App& app, int& status);  // lint_command.cpp
 void add_watch_command(CLI::App& app, int& status);  // watch_command.cpp
+void add_instrument_command(CLI::App& app, int& status);  // instrument_command.cpp
 
 }  // namespace tmakit::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   tmakit::cli::add_layout_command(app, status);
   tmakit::cli::add_lint_command(app, status);
   tmakit::cli::add_watch_command(app, status);
+  tmakit::cli::add_instrument_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,58 @@
+// `tmakit instrument`: rewrites a PTX module so that beside every bulk-copy, mbarrier, fence
+// and shared-store instruction a record of its runtime operands goes to the trace
+// (trace.hpp). The original instructions stay unchanged and in place; what is inserted are
+// whole lines (docs/check.md says where and why).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tmakit/diag.hpp"
+#include "tmakit/instrument/trace.hpp"
+
+namespace tmakit::instrument {
+
+// Which instructions get records.
+enum class OpSet {
+  all,       // everything below and the ordinary shared stores
+  copies,    // bulk and tensor copies, reductions, prefetches, commit_group/wait_group, tensormap.*
+  barriers,  // mbarrier operations, fences, barrier.cluster
+};
+
+// Where an operand's value lies in Record::values.
+struct Field {
+  std::string name;  // the table's operand name ("dstMem", "tensorCoords"), "size" for a store's width
+  uint32_t offset = 0;    // from the start of the record
+  uint32_t stride = 8;    // bytes from one element to the next
+  uint32_t bytes = 8;     // bytes written per element (the rest of the stride stays 0)
+  uint32_t count = 1;     // elements
+};
+
+// One instrumented instruction.
+struct Site {
+  uint32_t id = 0;
+  TraceOp op = TraceOp::none;
+  std::string form;       // the table's form id; empty for instructions outside the table
+  std::string function;
+  int ptx_line = 0;       // the instruction's line in the input module
+  std::string file;       // the `.loc` in force, resolved through `.file`; empty when none
+  int line = 0, column = 0;
+  std::string text;       // the instruction as written
+  bool after = false;     // the record is written after the instruction (it has results)
+  std::vector<Field> fields;
+};
+
+struct Result {
+  std::string text;        // the instrumented module (empty when status != 0)
+  std::vector<Site> sites;
+  Diagnostics diags;       // lint's diagnostics, or why the module cannot be instrumented
+  int status = 0;          // 0 ok, 1 lint errors, 2 unusable input
+};
+
+Result instrument_module(std::string_view text, const std::string& file, OpSet ops = OpSet::all);
+
+// The site table as JSON (`OUT.sites.json`): {"version", "record_bytes", "sites": [...]}.
+std::string sites_json(const std::vector<Site>& sites);
+
+}  // namespace tmakit::instrument

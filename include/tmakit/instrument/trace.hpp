@@ -1,0 +1,69 @@
+// The trace an instrumented kernel writes (`tmakit instrument`, docs/check.md): what the
+// host side allocates, and the fixed-size records it decodes. The device side is PTX that
+// src/instrument/emit.cpp writes; this header is the contract between the two.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace tmakit::instrument {
+
+// The module-scope variable every instrumented module declares (`.weak`, so modules linked
+// together share one trace). Four 64-bit words, zero unless a host sets them:
+//   [0] the address of the records (host-mapped memory); 0 = tracing off, nothing is written
+//   [1] capacity, in records
+//   [2] the next record's index: each record takes one with atom.global.add; a value past
+//       the capacity counts the records that were dropped
+//   [3] reserved, 0
+inline constexpr std::string_view kTraceSymbol = "__tmakit_trace";
+inline constexpr size_t kTraceWords = 4;
+inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceNextWord = 2;
+
+// What a record reports. Numbered for good: recorded traces keep their meaning.
+enum class TraceOp : uint16_t {
+  none = 0,  // a record not (yet) written: the host zeroes the buffer, and `op` is written last
+  bulk_copy = 1, bulk_reduce = 2, bulk_prefetch = 3,
+  tensor_load = 4, tensor_store = 5, tensor_reduce = 6, tensor_prefetch = 7,
+  commit_group = 8, wait_group = 9,
+  mbar_init = 10, mbar_arrive = 11, mbar_expect_tx = 12, mbar_complete_tx = 13,
+  mbar_test_wait = 14, mbar_try_wait = 15, mbar_inval = 16,
+  fence_proxy_async = 17, fence_mbarrier_init = 18,
+  fence_proxy_other = 19,  // fence.proxy.* outside the table of forms (.tensormap::generic, .alias)
+  tensormap_replace = 20, tensormap_cp_fenceproxy = 21,
+  cluster_arrive = 22, cluster_wait = 23,
+  shared_store = 24,  // an ordinary st…shared… (generic proxy), for the proxy-fence check
+};
+std::string_view to_string(TraceOp op);
+
+// `flags` bits.
+inline constexpr uint16_t kFlagWaitComplete = 1;  // test_wait/try_wait: the predicate it returned
+
+// One record, as the device writes it (little-endian, 128 bytes, 128-byte aligned).
+// The values are the instruction's operands in the order the table lists them; where each
+// sits (offset, element size and count) is in the site table (`OUT.sites.json`), so the
+// record needs no per-form decoding rules beyond that:
+//   - a scalar operand takes 8 bytes, written with its register's width (16, 32 or 64 bits)
+//     or the table's width for an immediate; the rest stays 0;
+//   - an address operand (`[reg+imm]`, `[var]`) is the address the instruction uses, in its
+//     state space (a shared address is the shared-window offset), 64 bits;
+//   - a tensor operand is two entries: the tensor map's address (64 bits; a `.param` variable
+//     gives its parameter-space address) and the coordinates, 4 bytes each;
+//   - a vector operand (im2colInfo) takes 4 bytes an element, written with the element's width;
+//   - an mbarrier arrive's returned state is written after the instruction.
+struct Record {
+  uint32_t site;            // index into the site table
+  uint16_t op;              // TraceOp; written last (one 64-bit store with site and flags)
+  uint16_t flags;           // kFlag*
+  uint32_t ctaid_x;         // %ctaid
+  uint16_t ctaid_y, ctaid_z;
+  uint16_t tid_x, tid_y, tid_z;  // %tid
+  uint16_t cluster_ctarank;      // %cluster_ctarank
+  uint32_t clusterid_x;          // %clusterid
+  uint16_t clusterid_y, clusterid_z;
+  uint8_t values[96];
+};
+static_assert(sizeof(Record) == 128);
+inline constexpr size_t kRecordBytes = sizeof(Record);
+inline constexpr size_t kValuesOffset = offsetof(Record, values);
+
+}  // namespace tmakit::instrument

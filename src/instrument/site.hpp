@@ -1,0 +1,61 @@
+// Internal to the instrument layer: one instrumented instruction, planned (site.cpp: which
+// values its record holds and where they come from) and then written as PTX (emit.cpp).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tmakit/instrument/instrument.hpp"
+#include "tmakit/ptx/module.hpp"
+
+namespace tmakit::instrument::detail {
+
+// Where one value of the record comes from.
+struct Source {
+  enum class Kind { reg, imm, address } kind = Kind::imm;
+  std::string name;   // reg: the register; address: its base register or variable ("" for [imm])
+  int bits = 32;      // reg: its declared width; imm: the width to write; address: the base register's width
+  bool base_is_reg = false;  // address: `name` is a register (else a variable: its address is taken)
+  int64_t value = 0;  // imm: the value; address: the offset added to the base
+};
+
+struct Entry {
+  Field field;
+  std::vector<Source> elems;  // one per element
+  bool output = false;        // a register the instruction writes: read after it
+};
+
+struct Plan {
+  TraceOp op = TraceOp::none;
+  std::string form;
+  std::string guard;          // "" or the guard's predicate
+  bool guard_negated = false;
+  std::vector<Entry> entries;
+  std::string wait_result;    // test_wait/try_wait: the predicate it writes
+  bool after = false;         // the instruction has results, so its record follows it
+};
+
+// The plan for an instruction piece, or nullopt when `ops` does not cover it. `regs` gives the
+// declared widths of the function's registers. Errors (an instruction of the table's families
+// that does not parse, which lint would have refused) go to `diags`.
+std::optional<Plan> plan_site(const ptx::Piece& piece, const ptx::SymbolTable& regs, OpSet ops, Diagnostics& diags,
+                              const std::string& where);
+
+// Register banks a site uses, counted so the function can declare them once.
+struct RegCounts {
+  int d = 0, r = 0, h = 0, p = 0;  // .b64, .b32, .b16, .pred
+  void at_least(const RegCounts& o);
+};
+
+struct Code {
+  std::vector<std::string> before, after;  // lines, without indentation or newline
+  RegCounts regs;
+};
+
+// The lines that write the record of site `id`; `prefix` names the fresh registers ("__tmakit").
+Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix);
+
+// `.reg` lines declaring the banks `regs` counts.
+std::vector<std::string> declare_registers(const RegCounts& regs, const std::string& prefix);
+
+}  // namespace tmakit::instrument::detail

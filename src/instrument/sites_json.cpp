@@ -1,0 +1,58 @@
+// The site table written beside an instrumented module (OUT.sites.json), and the names of
+// the trace's operation codes (docs/check.md lists both).
+#include <nlohmann/json.hpp>
+
+#include "tmakit/instrument/instrument.hpp"
+
+namespace tmakit::instrument {
+
+std::string_view to_string(TraceOp op) {
+  switch (op) {
+    case TraceOp::none: return "none";
+    case TraceOp::bulk_copy: return "bulk_copy";
+    case TraceOp::bulk_reduce: return "bulk_reduce";
+    case TraceOp::bulk_prefetch: return "bulk_prefetch";
+    case TraceOp::tensor_load: return "tensor_load";
+    case TraceOp::tensor_store: return "tensor_store";
+    case TraceOp::tensor_reduce: return "tensor_reduce";
+    case TraceOp::tensor_prefetch: return "tensor_prefetch";
+    case TraceOp::commit_group: return "commit_group";
+    case TraceOp::wait_group: return "wait_group";
+    case TraceOp::mbar_init: return "mbar_init";
+    case TraceOp::mbar_arrive: return "mbar_arrive";
+    case TraceOp::mbar_expect_tx: return "mbar_expect_tx";
+    case TraceOp::mbar_complete_tx: return "mbar_complete_tx";
+    case TraceOp::mbar_test_wait: return "mbar_test_wait";
+    case TraceOp::mbar_try_wait: return "mbar_try_wait";
+    case TraceOp::mbar_inval: return "mbar_inval";
+    case TraceOp::fence_proxy_async: return "fence_proxy_async";
+    case TraceOp::fence_mbarrier_init: return "fence_mbarrier_init";
+    case TraceOp::fence_proxy_other: return "fence_proxy_other";
+    case TraceOp::tensormap_replace: return "tensormap_replace";
+    case TraceOp::tensormap_cp_fenceproxy: return "tensormap_cp_fenceproxy";
+    case TraceOp::cluster_arrive: return "cluster_arrive";
+    case TraceOp::cluster_wait: return "cluster_wait";
+    case TraceOp::shared_store: return "shared_store";
+  }
+  return "unknown";
+}
+
+std::string sites_json(const std::vector<Site>& sites) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const Site& s : sites) {
+    nlohmann::json fields = nlohmann::json::array();
+    for (const Field& f : s.fields)
+      fields.push_back({{"name", f.name}, {"offset", f.offset}, {"stride", f.stride}, {"bytes", f.bytes},
+                        {"count", f.count}});
+    nlohmann::json j = {{"id", s.id},           {"op", to_string(s.op)}, {"op_code", static_cast<int>(s.op)},
+                        {"form", s.form},       {"function", s.function}, {"ptx_line", s.ptx_line},
+                        {"text", s.text},       {"after", s.after},       {"fields", fields}};
+    if (s.line > 0) j["loc"] = {{"file", s.file}, {"line", s.line}, {"column", s.column}};
+    list.push_back(std::move(j));
+  }
+  nlohmann::json out = {{"version", 1}, {"record_bytes", kRecordBytes}, {"trace_symbol", kTraceSymbol},
+                        {"sites", list}};
+  return out.dump(1) + "\n";
+}
+
+}  // namespace tmakit::instrument

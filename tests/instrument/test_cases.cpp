@@ -1,0 +1,201 @@
+// Hand-written modules for what the corpus has little of: guards (@p, @!p), a try_wait whose
+// result is its own guard, an arrive whose state overwrites its address register, `{ }`
+// scopes with scoped registers, statements sharing a line, .maxnreg and a .func, and the
+// record layout in the site table.
+#include <gtest/gtest.h>
+
+#include "helpers.hpp"
+#include "tmakit/instrument/instrument.hpp"
+
+using namespace tmakit;
+using namespace instrument_test;
+
+namespace {
+
+const char* const kModule = R"(.version 8.6
+.target sm_90a
+.address_size 64
+
+.func helper(.param .b32 bar)
+{
+	.reg .b32 %r<3>;
+	ld.param.b32 %r1, [bar];
+	mbarrier.inval.shared::cta.b64 [%r1+8];
+	ret;
+}
+
+.visible .entry k(.param .u64 map, .param .u64 src)
+.maxnreg 40
+.reqntid 128
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<6>;
+	.shared .align 8 .b64 bar[2];
+	.shared .align 128 .b8 buf[4096];
+	ld.param.u64 %rd1, [map];
+	ld.param.u64 %rd2, [src];
+	mov.u32 %r1, bar;
+	mov.u32 %r2, buf;
+	setp.eq.u32 %p1, %r3, 0;
+	@%p1 mbarrier.init.shared::cta.b64 [bar], 1;
+	@%p1 fence.mbarrier_init.release.cluster;
+	@!%p2 mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [%r1], 4096;
+	@%p1 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [buf], [%rd1, {%r4, %r5}], [bar+0];
+	@%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r2+-16], [%rd2], 256, [%r1];
+	{
+	.reg .pred P1;
+	WAIT:
+	mbarrier.try_wait.parity.shared::cta.b64 P1, [%r1], %r6;
+	@!P1 bra WAIT;
+	}
+	@%p3 mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1], 0;
+	fence.proxy.tensormap::generic.acquire.gpu [%rd1], 128;
+	cvt.u64.u32 %rd4, %r1;
+	mbarrier.arrive.shared::cta.b64 %rd4, [%rd4];
+	st.shared.v4.u32 [buf+16], {%r4, %r5, %r6, %r7}; fence.proxy.async.shared::cta; cp.async.bulk.global.shared::cta.bulk_group [%rd2], [buf], 64;
+	cp.async.bulk.commit_group;
+	cp.async.bulk.wait_group.read 0;
+	ret;
+}
+)";
+
+const instrument::Site& site(const instrument::Result& r, instrument::TraceOp op, size_t nth = 0) {
+  for (const auto& s : r.sites)
+    if (s.op == op && nth-- == 0) return s;
+  throw std::runtime_error("no such site");
+}
+
+// The inserted lines of one site, in order (from its comment to the store of its first word).
+std::vector<std::string> lines_of(const std::string& text, uint32_t id) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string l;
+  bool on = false;
+  while (std::getline(in, l)) {
+    if (l.find("// __tmakit site " + std::to_string(id) + ":") != std::string::npos) on = true;
+    if (on) out.push_back(l);
+    if (on && l.find("[%__tmakit_d1+0]") != std::string::npos) break;
+  }
+  return out;
+}
+
+size_t index_of(const std::vector<std::string>& lines, const std::string& what) {
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].find(what) != std::string::npos) return i;
+  return lines.size();
+}
+
+TEST(InstrumentCases, GuardsScopesSharedLinesAndFunctions) {
+  auto r = instrument::instrument_module(kModule, "k.ptx");
+  ASSERT_EQ(r.status, 0) << (r.diags.empty() ? "" : format(r.diags[0]));
+  EXPECT_EQ(strip_inserted(r.text), kModule);
+  EXPECT_EQ(r.sites.size(), count_families(kModule, "all") + 2);  // + the two sharing a line with the store
+  EXPECT_EQ(count_records(r.text), r.sites.size());
+  // The statements sharing a line keep it, each with its record inline.
+  EXPECT_NE(r.text.find("/*tmakit:*/"), std::string::npos);
+
+  // @p / @!p: the record is written only where the instruction runs.
+  EXPECT_NE(r.text.find("setp.ne.and.u64 %__tmakit_p0, %__tmakit_d0, 0, !%p2;"), std::string::npos);
+  EXPECT_NE(r.text.find("setp.ne.and.u64 %__tmakit_p0, %__tmakit_d0, 0, %p1;"), std::string::npos);
+
+  // A try_wait guarded by its own result: the guard is read before the instruction writes it,
+  // the result after.
+  const auto& guarded_wait = site(r, instrument::TraceOp::mbar_try_wait, 1);
+  EXPECT_TRUE(guarded_wait.after);
+  auto w = lines_of(r.text, guarded_wait.id);
+  size_t inst = index_of(w, "mbarrier.try_wait.parity.shared::cta.b64 %p3");
+  ASSERT_LT(inst, w.size());
+  EXPECT_LT(index_of(w, ", 0, %p3;"), inst);
+  EXPECT_GT(index_of(w, "selp.b64"), inst);
+  EXPECT_NE(w[index_of(w, "selp.b64")].find(", %p3;"), std::string::npos);
+
+  // The scoped try_wait reads its scoped predicate after it, inside the scope.
+  auto scoped = lines_of(r.text, site(r, instrument::TraceOp::mbar_try_wait, 0).id);
+  size_t selp = index_of(scoped, "selp.b64"), bra = index_of(scoped, "@!P1 bra WAIT;");
+  ASSERT_LT(selp, scoped.size());
+  EXPECT_NE(scoped[selp].find(", P1;"), std::string::npos);
+  EXPECT_EQ(bra, scoped.size());  // the branch comes after the whole record
+
+  // arrive's state overwrites its address register: the address is taken before.
+  auto a = lines_of(r.text, site(r, instrument::TraceOp::mbar_arrive, 1).id);
+  EXPECT_LT(index_of(a, "mov.b64 %__tmakit_d2, %rd4;"), index_of(a, "mbarrier.arrive.shared::cta.b64 %rd4, [%rd4];"));
+
+  // Registers are declared once a function, in the .func too, and the .maxnreg stays.
+  EXPECT_NE(r.text.find(".maxnreg 40\n"), std::string::npos);
+  size_t helper = r.text.find(".func helper"), entry = r.text.find(".visible .entry k");
+  EXPECT_LT(helper, r.text.find(".reg .b64 %__tmakit_d<", helper));
+  EXPECT_LT(r.text.find(".reg .b64 %__tmakit_d<", helper), entry);
+  EXPECT_LT(entry, r.text.find(".reg .b64 %__tmakit_d<", entry));
+
+  if (have_ptxas()) {
+    std::string log;
+    EXPECT_EQ(ptxas(r.text, "sm_90a", fs::path(TMAKIT_BINARY_DIR) / "test_instrument" / "cases", &log), 0) << log;
+  }
+}
+
+TEST(InstrumentCases, FieldsFollowTheTableAndFitTheRecord) {
+  auto r = instrument::instrument_module(kModule, "k.ptx");
+  ASSERT_EQ(r.status, 0);
+  const auto& t = site(r, instrument::TraceOp::tensor_load);
+  EXPECT_EQ(t.form, "tensor.load.shared::cluster");
+  ASSERT_EQ(t.fields.size(), 4u);
+  EXPECT_EQ(t.fields[0].name, "dstMem");
+  EXPECT_EQ(t.fields[1].name, "tensorMap");
+  EXPECT_EQ(t.fields[2].name, "tensorCoords");
+  EXPECT_EQ(t.fields[2].count, 2u);
+  EXPECT_EQ(t.fields[2].stride, 4u);
+  EXPECT_EQ(t.fields[3].name, "mbar");
+  // [%r2+-16] is a 32-bit register widened, then the offset added.
+  auto b = lines_of(r.text, site(r, instrument::TraceOp::bulk_copy).id);
+  EXPECT_LT(index_of(b, "cvt.u64.u32 %__tmakit_d2, %r2;"), index_of(b, "add.s64 %__tmakit_d2, %__tmakit_d2, -16;"));
+  // The store records its address and the bytes it writes (v4 × 32 bits).
+  const auto& st = site(r, instrument::TraceOp::shared_store);
+  ASSERT_EQ(st.fields.size(), 2u);
+  EXPECT_EQ(st.fields[1].name, "size");
+  EXPECT_NE(r.text.find("st.global.b32 [%__tmakit_d1+40], 16;"), std::string::npos);
+  for (const auto& s : r.sites) {
+    uint32_t at = instrument::kValuesOffset;
+    for (const auto& f : s.fields) {
+      EXPECT_GE(f.offset, at) << s.text;  // in order, never overlapping
+      at = f.offset + f.stride * f.count;
+      EXPECT_LE(at, instrument::kRecordBytes) << s.text;
+      EXPECT_LE(f.bytes, f.stride) << s.text;
+    }
+  }
+}
+
+TEST(InstrumentCases, OpsSelectTheFamilies) {
+  auto copies = instrument::instrument_module(kModule, "k.ptx", instrument::OpSet::copies);
+  auto barriers = instrument::instrument_module(kModule, "k.ptx", instrument::OpSet::barriers);
+  auto all = instrument::instrument_module(kModule, "k.ptx");
+  for (const auto& s : copies.sites) EXPECT_TRUE(s.op <= instrument::TraceOp::wait_group) << s.text;
+  for (const auto& s : barriers.sites) EXPECT_TRUE(s.op >= instrument::TraceOp::mbar_init && s.op != instrument::TraceOp::shared_store) << s.text;
+  EXPECT_EQ(copies.sites.size() + barriers.sites.size() + 1, all.sites.size());  // + the shared store
+}
+
+TEST(InstrumentCases, RefusesWhatItCannotInstrument) {
+  std::string no64 = kModule;
+  no64.replace(no64.find(".address_size 64\n"), 17, "");
+  auto r = instrument::instrument_module(no64, "k.ptx");
+  EXPECT_EQ(r.status, 2);
+  ASSERT_FALSE(r.diags.empty());
+  EXPECT_EQ(r.diags[0].rule, "instrument.address-size");
+  EXPECT_TRUE(r.text.empty());
+
+  auto once = instrument::instrument_module(kModule, "k.ptx");
+  auto twice = instrument::instrument_module(once.text, "k.ptx");
+  EXPECT_EQ(twice.status, 2);
+  ASSERT_FALSE(twice.diags.empty());
+  EXPECT_EQ(twice.diags[0].rule, "instrument.already");
+
+  std::string bad = kModule;
+  bad.replace(bad.find("cp.async.bulk.commit_group;"), 27, "cp.async.bulk.commit_group.bogus;");
+  auto lint = instrument::instrument_module(bad, "k.ptx");
+  EXPECT_EQ(lint.status, 1);
+  ASSERT_FALSE(lint.diags.empty());
+  EXPECT_NE(lint.diags[0].where.find("k.ptx:"), std::string::npos);
+  EXPECT_TRUE(lint.text.empty());
+}
+
+}  // namespace
