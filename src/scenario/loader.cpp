@@ -260,6 +260,45 @@ bool portable_name(std::string_view name) {
   });
 }
 
+namespace {
+// A libcu++ call step (scenario-format.md, "libcu++ calls"): the call's own keys,
+// each a symbol, `sym+imm` or an integer; `token` a plain symbol name. Values are
+// judged when the step runs (model/libcudacxx.cpp), since tokens are written by steps.
+model::LibCall parse_call(const json& e, const std::string& w) {
+  const std::string name = get_string(e["call"], w + ".call");
+  auto kind = model::call_kind(name);
+  if (!kind)
+    bad(w + ".call", "unknown libcu++ call \"" + name + "\" (cuda::barrier::init, cuda::device::memcpy_async_tx, "
+                     "cuda::device::barrier_arrive_tx, cuda::device::barrier_expect_tx, cuda::barrier::arrive, "
+                     "cuda::barrier::wait, cuda::barrier::arrive_and_wait)");
+  model::LibCall call;
+  call.kind = *kind;
+  for (const auto& [k, v] : e.items()) {
+    if (k == "call" || k == "cta" || k == "thread") continue;
+    const model::CallKey* key = nullptr;
+    for (const auto& ck : model::call_keys(*kind))
+      if (k == ck.name) key = &ck;
+    if (!key) bad(w, "unknown key \"" + k + "\" for " + name);
+    if (key->is_token) {
+      if (!v.is_string() || !model::is_call_identifier(v.get<std::string>()))
+        bad(w + "." + k, "must name a symbol (letters, digits, _), got " + v.dump());
+      call.token = v.get<std::string>();
+      continue;
+    }
+    std::optional<ptx::Expr> x;
+    if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
+      x = ptx::Expr{"", v.get<int64_t>()};
+    else if (v.is_string())
+      x = model::parse_call_operand(v.get<std::string>());
+    if (!x) bad(w + "." + k, "must be an integer, a symbol or symbol+offset, got " + v.dump());
+    call.args[k] = *x;
+  }
+  for (const auto& ck : model::call_keys(*kind))
+    if (ck.required && !e.contains(ck.name)) bad(w, name + " needs \"" + ck.name + "\"");
+  return call;
+}
+}  // namespace
+
 Scenario from_json(const json& j, const std::filesystem::path& dir, const LoadOptions& options) {
   const Folder folder{dir, options.files_anywhere};
   Scenario s;
@@ -357,9 +396,13 @@ Scenario from_json(const json& j, const std::filesystem::path& dir, const LoadOp
     if (e.is_string()) {
       st.ptx = e.get<std::string>();
     } else {
-      only_keys(e, w, {"cta", "thread", "ptx"});
-      if (!e.contains("ptx")) bad(w, "needs \"ptx\"");
-      st.ptx = get_string(e["ptx"], w + ".ptx");
+      if (e.is_object() && e.contains("call")) {
+        st.call = parse_call(e, w);
+      } else {
+        only_keys(e, w, {"cta", "thread", "ptx"});
+        if (!e.contains("ptx")) bad(w, "needs \"ptx\" or \"call\"");
+        st.ptx = get_string(e["ptx"], w + ".ptx");
+      }
       if (e.contains("cta")) st.cta = static_cast<int>(get_uint(e["cta"], w + ".cta", 15));
       if (e.contains("thread")) st.thread = static_cast<int>(get_uint(e["thread"], w + ".thread", 1023));
       if (st.cta >= s.ctas) bad(w + ".cta", "CTA " + std::to_string(st.cta) + " is not in a cluster of " + std::to_string(s.ctas));

@@ -1,6 +1,7 @@
 // Runs a Scenario on the reference model: allocate, initialise, encode the maps
 // (validated as the driver would), parse every step, step, finish, read outputs.
 #include "tmakit/model/engine.hpp"
+#include "tmakit/model/libcudacxx.hpp"
 #include "tmakit/ptx/instruction.hpp"
 #include "tmakit/scenario/scenario.hpp"
 
@@ -16,6 +17,26 @@ model::Value to_model(const SymbolValue& sv, const model::GlobalMemory& g) {
     case SymbolValue::Kind::global: return {K::global, static_cast<int64_t>(g.allocation(sv.global)->base) + sv.v};
   }
   return {};
+}
+
+std::string where_of(size_t i, const Step& st) {
+  return "program[" + std::to_string(i) + "] (cta " + std::to_string(st.cta) + ")";
+}
+
+// A libcu++ call: its preconditions, then each PTX instruction CCCL emits for it,
+// stepped like any other (model/libcudacxx.cpp). The instructions' diagnostics name
+// the call, so a deadlock in a cuda::barrier::wait says so.
+void run_call(model::Engine& engine, const model::LibCall& call, const Step& st, const std::string& where,
+              const std::function<void(const std::string&)>& trace) {
+  const std::string at = where + " " + std::string(model::call_name(call.kind));
+  for (const std::string& text : model::lower_call(call, engine, st.cta, at)) {
+    if (trace) trace(at + ": lowered to " + text);
+    Diagnostics d;
+    auto inst = ptx::parse_instruction(text, d, at);
+    if (!inst)
+      throw DiagnosticError({Severity::error, "model.internal", "the lowering of a libcu++ call does not parse: " + text, at});
+    engine.step(*inst, st.cta, st.thread, at);
+  }
 }
 
 }  // namespace
@@ -55,19 +76,23 @@ RunResult run(const Scenario& s, const RunOptions& opts) {
     engine.set_symbol(name, to_model(parse_symbol(v, "scenario.symbols." + name, s), engine.global()));
 
   // Parse every step before running any, so a typo in step 9 costs no run.
-  std::vector<ptx::Instruction> program;
+  // A libcu++ call has no PTX of its own yet: it is checked and lowered when it runs.
+  std::vector<std::optional<ptx::Instruction>> program;
   for (size_t i = 0; i < s.program.size(); ++i) {
     const Step& st = s.program[i];
-    std::string where = "program[" + std::to_string(i) + "] (cta " + std::to_string(st.cta) + ")";
+    if (st.call) {
+      program.emplace_back();
+      continue;
+    }
     Diagnostics d;
-    auto inst = ptx::parse_instruction(st.ptx, d, where);
+    auto inst = ptx::parse_instruction(st.ptx, d, where_of(i, st));
     if (!inst) throw DiagnosticError(d.front());
     program.push_back(std::move(*inst));
   }
   for (size_t i = 0; i < program.size(); ++i) {
     const Step& st = s.program[i];
-    engine.step(program[i], st.cta, st.thread,
-                "program[" + std::to_string(i) + "] (cta " + std::to_string(st.cta) + ")");
+    if (st.call) run_call(engine, *st.call, st, where_of(i, st), opts.trace);
+    else engine.step(*program[i], st.cta, st.thread, where_of(i, st));
   }
   engine.finish();
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tmakit/diag.hpp"
+#include "tmakit/model/libcudacxx.hpp"
 #include "tmakit/spec/target.hpp"
 #include "tmakit/tensor_map/json.hpp"
 
@@ -46,7 +47,8 @@ struct SharedInit {
 };
 
 struct Step {
-  std::string ptx;
+  std::string ptx;                   // empty for a libcu++ call
+  std::optional<model::LibCall> call;  // {"call": "cuda::device::memcpy_async_tx", ...}
   int cta = 0, thread = 0;
 };
 
