@@ -52,17 +52,23 @@ constexpr MapRule kRules[] = {
     {"map.im2col-rank", "§1.4, §1.5", true, E, "im2col maps have rank 3..5"},
     {"map.im2col-corner-range", "§1.4", true, E,
      "pixel box corners in [-32768, 32767] (rank 3), [-128, 127] (rank 4), [-16, 15] (rank 5)"},
-    {"map.im2col-box-empty", "§1.4, §1.5, H17", true, E,
-     "pixel bounding box not empty: int32(dims[d] + upper) > lower per spatial dim, wrapping (HW2)"},
+    {"map.im2col-box-empty", "§1.4, §1.5, H17, HW2, HW8", true, E,
+     "pixel bounding box not empty: int32(dims[d] + upper) > lower per spatial dim d, wrapping (HW2); d counts "
+     "from 0 with interleave (HW8); im2col_wide: W with its corners, H and D with corners 0 (HW10)"},
     {"map.im2col-channels", "§1.4, §1.5", true, E, "channels_per_pixel in 1..256"},
     {"map.im2col-channel-bytes", "§1.4, §1.5, HW6", true, E,
      "channels_per_pixel × element size a multiple of 16 bytes (with interleave too)"},
-    {"map.im2col-pixels", "§1.4, §1.5", true, E, "pixels_per_column in 1..1024 (ignored in mode w128)"},
-    {"map.im2col-wide-target", "§1.5", true, E, "im2col_wide maps need sm_100 or later"},
-    {"map.im2col-wide-corner-range", "§1.5", true, E, "pixel_box_lower_w / upper_w in [-32768, 32767]"},
-    {"map.im2col-wide-swizzle", "§1.5", true, E,
-     "im2col_wide: swizzle 64b, 128b or 128b_atom_32b (packed types: 128b or 128b_atom_32b)"},
-    {"map.im2col-wide-interleave", "§1.5, §2.4", true, E, "im2col_wide: interleave none"},
+    {"map.im2col-pixels", "§1.4, §1.5, HW9", true, E,
+     "pixels_per_column in 1..1024 (in mode w128 too, HW9, although that mode reads 128 pixels)"},
+    {"map.im2col-wide-target", "§1.5, HW7", false, W,
+     "im2col_wide maps are read by .im2col::w loads, sm_100 or later (the H100's driver encodes them anyway)"},
+    {"map.im2col-wide-corner-range", "§1.5, HW10", true, E,
+     "pixel_box_lower_w / upper_w in [-32768, 32767] (rank 3), [-128, 127] (rank 4), [-16, 15] (rank 5)"},
+    {"map.im2col-wide-swizzle", "§1.5, HW11", false, W,
+     "im2col_wide: swizzle 64b, 128b or 128b_atom_32b (packed types: 128b or 128b_atom_32b); the H100's driver "
+     "accepts none and 32b"},
+    {"map.im2col-wide-interleave", "§1.5, §2.4, HW11", false, W,
+     "im2col_wide: interleave none; the H100's driver accepts 16b"},
     {"map.box-exceeds-tensor", "H5", false, N, "a box larger than the tensor is valid: loads fill, stores skip"},
     {"map.store-inner-extent", "H6, §2.2", false, W,
      "inner extent not a multiple of 16 bytes: stores write the whole last 16-byte chunk"},
@@ -121,7 +127,7 @@ class Checker {
   uint64_t driver_box_bytes() const;
   void packed(int r);
   void im2col(int r);
-  void im2col_box_empty(int i);
+  void im2col_box_empty(int d, int64_t lower, int64_t upper, const std::string& where, const char* corners);
   void im2col_channel_bytes();
   void advisories(int r);
   void stride_overlap(int r);
@@ -166,7 +172,10 @@ void Checker::rank_and_target() {
         "swizzle");
   if (m_.encode == Encode::im2col_wide && !sm100_or_later(t_))
     add("map.im2col-wide-target",
-        fmt::format("im2col_wide maps (cuTensorMapEncodeIm2colWide) need sm_100 or later, target is {}", t_.str()),
+        fmt::format("im2col_wide maps (cuTensorMapEncodeIm2colWide) are read only by .im2col::w and .im2col::w::128 "
+                    "loads, which need sm_100 or later; target is {}: the H100's driver encodes the map (HW7), but "
+                    "no instruction of this target can use it (target sm_100a, or encode im2col)",
+                    t_.str()),
         "encode");
 }
 
@@ -238,15 +247,19 @@ void Checker::interleave_and_swizzle(int r) {
         "swizzle");
   // Q26: an interleaved tiled load walks dimension rank-2 once (k = 0): a larger box or
   // element stride there is silently ignored, so the box holds fewer bytes than written.
-  if (m_.interleave != Interleave::none && tiled() && r >= 3 && !in_error("box[") && !in_error("element_strides[")) {
-    const int once = r - 2;
-    if (m_.box[once] > 1 || m_.element_strides[once] > 1)
-      add("map.interleave-walk-once",
-          fmt::format("interleave {}: the H100 walks dimension {} once, so box[{}] = {} and element_strides[{}] = {} "
-                      "have no effect (one load delivers {} bytes)",
-                      name(m_.interleave), once, once, m_.box[once], once, m_.element_strides[once],
-                      m_.bytes_per_box()),
-          fmt::format("box[{}]", once));
+  // The advice derives from box[rank-2] and element_strides[rank-2] only: an error in
+  // another field (an 8-byte inner box, HW5) does not make it noise. The byte count it
+  // quotes depends on every box field, so it is left out when any of them is in error.
+  const int once = r - 2;
+  if (m_.interleave != Interleave::none && tiled() && r >= 3 && !in_error(idx("box", once)) &&
+      !in_error(idx("element_strides", once)) && (m_.box[once] > 1 || m_.element_strides[once] > 1)) {
+    const bool sized = !in_error("box[") && !in_error("element_strides[");
+    add("map.interleave-walk-once",
+        fmt::format("interleave {}: the H100 walks dimension {} once, so box[{}] = {} and element_strides[{}] = {} "
+                    "have no effect{}",
+                    name(m_.interleave), once, once, m_.box[once], once, m_.element_strides[once],
+                    sized ? fmt::format(" (one load delivers {} bytes)", m_.bytes_per_box()) : std::string()),
+        idx("box", once));
   }
   if (m_.interleave == Interleave::none && m_.swizzle != Swizzle::none && (r >= 1 || !tiled())) {
     uint64_t n = tiled() ? m_.box[0] : m_.channels_per_pixel;
@@ -267,12 +280,21 @@ void Checker::fill_and_size() {
         fmt::format("oob_fill nan_request_zero_fma needs a float data type, got {}", name(m_.data_type)),
         "oob_fill");
   if (!tiled()) {
-    uint64_t bytes = m_.bytes_per_box();
+    // HW12: the driver counts channels × pixels × element size with interleave too,
+    // although an interleaved load delivers one slice per pixel (bytes_per_box()).
+    const uint32_t pixels = m_.encode == Encode::im2col_wide && m_.wide_mode == WideMode::w128 ? 128 : m_.pixels_per_column;
+    const uint64_t bits = detail::mul_sat(uint64_t{m_.channels_per_pixel} * pixels, elem_bits());
+    const uint64_t bytes = bits == UINT64_MAX ? bits : (bits + 7) / 8;
     if (bytes > kMaxBoxBytes)
       add("map.box-bytes-limit",
-          fmt::format("one instruction would deliver {} bytes (channels_per_pixel × pixels × element size); the limit "
-                      "is {} bytes (228 KiB)",
-                      detail::size_text(bytes), kMaxBoxBytes),
+          fmt::format("the driver counts {} bytes (channels_per_pixel × pixels × element size = {} × {} × {} bytes{}); "
+                      "the limit is {} bytes (228 KiB)",
+                      detail::size_text(bytes), m_.channels_per_pixel, pixels, elem_text(),
+                      m_.interleave != Interleave::none
+                          ? fmt::format(", with interleave too, although a load delivers {} bytes, HW12",
+                                        m_.bytes_per_box())
+                          : "",
+                      kMaxBoxBytes),
           "pixels_per_column");
     return;
   }
@@ -341,9 +363,13 @@ void Checker::packed(int r) {
 }
 
 void Checker::im2col(int r) {
+  // §1.4: the corners share 16 bits between the spatial dimensions; the H100's driver
+  // applies the same budget to im2col_wide's W corners (HW10).
+  const int64_t lim = r == 3 ? 32768 : r == 4 ? 128 : 16;
+  // The spatial dimensions the corners apply to: W, H, D = dims[1..rank-2], or with
+  // interleave dims[0..rank-3] (corner entry k on dimension k, as the interleaved walk, HW8).
+  const int first = m_.interleave == Interleave::none ? 1 : 0;
   if (m_.encode == Encode::im2col) {
-    // §1.4: the corners share 16 bits between the spatial dimensions.
-    int64_t lim = r == 3 ? 32768 : r == 4 ? 128 : 16;
     for (int i = 0; r >= 3 && i < r - 2; ++i)
       for (auto [field, arr] : {std::pair{"pixel_box_lower", &m_.pixel_box_lower},
                                 std::pair{"pixel_box_upper", &m_.pixel_box_upper}}) {
@@ -353,41 +379,53 @@ void Checker::im2col(int r) {
               fmt::format("{}[{}] = {} is outside [{}, {}] for rank {}", field, i, v, -lim, lim - 1, r),
               idx(field, i));
       }
-    for (int i = 0; r >= 3 && i < r - 2; ++i) im2col_box_empty(i);
+    for (int i = 0; r >= 3 && i < r - 2; ++i)
+      im2col_box_empty(first + i, m_.pixel_box_lower[i], m_.pixel_box_upper[i], idx("pixel_box_upper", i),
+                       "lower and upper");
   } else {
     for (auto [field, v] : {std::pair{"pixel_box_lower_w", m_.pixel_box_lower_w},
                             std::pair{"pixel_box_upper_w", m_.pixel_box_upper_w}})
-      if (v < -32768 || v > 32767)
-        add("map.im2col-wide-corner-range", fmt::format("{} = {} is outside [-32768, 32767]", field, v), field);
-    // sm_100 only and unmeasured: the arithmetic test of §1.5, not the H100 im2col wrap (HW2).
-    if (r >= 3) {
-      int64_t extent = clamp_dim(m_.dims[1]) + m_.pixel_box_upper_w - m_.pixel_box_lower_w;
-      if (extent < 1)
-        add("map.im2col-box-empty",
-            fmt::format("the pixel bounding box is empty along W: dims[1] + upper - lower = {} + {} - {} = {} (needs "
-                        "at least 1)",
-                        m_.dims[1], m_.pixel_box_upper_w, m_.pixel_box_lower_w, extent),
-            "pixel_box_upper_w");
+      if (r >= 3 && (v < -lim || v > lim - 1))
+        add("map.im2col-wide-corner-range",
+            fmt::format("{} = {} is outside [{}, {}] for rank {} (the H100's driver keeps im2col's shared 16-bit "
+                        "budget for the W corners, HW10)",
+                        field, v, -lim, lim - 1, r),
+            field);
+    // HW10: the H100's driver tests W as im2col's W (HW2's 32-bit wrap) and H, D with corners 0.
+    for (int i = 0; r >= 3 && i < r - 2; ++i) {
+      if (i == 0)
+        im2col_box_empty(first, m_.pixel_box_lower_w, m_.pixel_box_upper_w, "pixel_box_upper_w",
+                         "pixel_box_lower_w and pixel_box_upper_w");
+      else
+        im2col_box_empty(first + i, 0, 0, idx("dims", first + i), "corners 0: im2col_wide has W's only");
     }
     Swizzle s = m_.swizzle;
     bool ok = s == Swizzle::b128 || s == Swizzle::b128_atom_32b || (!packed16(m_.data_type) && s == Swizzle::b64);
     if (!ok)
       add("map.im2col-wide-swizzle",
-          fmt::format("im2col_wide maps need swizzle {}128b or 128b_atom_32b, got {}",
-                      packed16(m_.data_type) ? "" : "64b, ", name(s)),
+          fmt::format("im2col_wide maps take swizzle {}128b or 128b_atom_32b (cuda.h, §1.5), got {}: the H100's "
+                      "driver encodes the map (HW11), but what an sm_100 load does with it is unmeasured; use {}",
+                      packed16(m_.data_type) ? "" : "64b, ", name(s), packed16(m_.data_type) ? "128b" : "64b or 128b"),
           "swizzle");
     if (m_.interleave != Interleave::none)
       add("map.im2col-wide-interleave",
-          fmt::format("im2col_wide maps need interleave none, got {}", name(m_.interleave)), "interleave");
+          fmt::format("im2col_wide maps take interleave none (cuda.h, §1.5), got {}: the H100's driver encodes the "
+                      "map (HW11), but the wide walk with interleave is unmeasured; use interleave none",
+                      name(m_.interleave)),
+          "interleave");
   }
   if (m_.channels_per_pixel < 1 || m_.channels_per_pixel > kMaxChannels)
     add("map.im2col-channels", fmt::format("channels_per_pixel = {} is outside 1..256", m_.channels_per_pixel),
         "channels_per_pixel");
   else
     im2col_channel_bytes();
-  bool pixels_used = !(m_.encode == Encode::im2col_wide && m_.wide_mode == WideMode::w128);
-  if (pixels_used && (m_.pixels_per_column < 1 || m_.pixels_per_column > kMaxPixels))
-    add("map.im2col-pixels", fmt::format("pixels_per_column = {} is outside 1..1024", m_.pixels_per_column),
+  // HW9: the H100's driver checks pixelsPerColumn in mode w128 too, where loads read 128 pixels.
+  const bool w128 = m_.encode == Encode::im2col_wide && m_.wide_mode == WideMode::w128;
+  if (m_.pixels_per_column < 1 || m_.pixels_per_column > kMaxPixels)
+    add("map.im2col-pixels",
+        fmt::format("pixels_per_column = {} is outside 1..1024{}", m_.pixels_per_column,
+                    w128 ? " (mode w128 reads 128 pixels, but the driver checks the field anyway, HW9: set it to 128)"
+                         : ""),
         "pixels_per_column");
 }
 
@@ -398,9 +436,8 @@ void Checker::im2col(int r) {
 // wraps negative (or, for X = 2^32, to upper) and the driver refuses boxes that are
 // not empty. The wrap only ever refuses more (X + upper >= 1 - 32768 cannot wrap
 // upwards), so mirroring it never accepts a truly empty box.
-void Checker::im2col_box_empty(int i) {
-  const int d = i + 1;  // corner entry i applies to W, H, D (H11)
-  const int64_t upper = m_.pixel_box_upper[i], lower = m_.pixel_box_lower[i];
+// d: the dimension; lower, upper: the corners applied to it; where: the field to name.
+void Checker::im2col_box_empty(int d, int64_t lower, int64_t upper, const std::string& where, const char* corners) {
   // Modulo 2^32 (defined for unsigned; the int32 conversion is modulo too in C++20).
   const auto low32 = static_cast<uint32_t>(m_.dims[d] + static_cast<uint64_t>(upper));
   const auto driver_sum = static_cast<int32_t>(low32);
@@ -408,17 +445,17 @@ void Checker::im2col_box_empty(int i) {
   const int64_t last = clamp_dim(m_.dims[d]) - 1 + upper;  // the true last base coordinate
   if (last < lower)
     add("map.im2col-box-empty",
-        fmt::format("the pixel bounding box is empty along dimension {}: dims[{}] - 1 + upper = {} - 1 + {} = {} is "
-                    "below lower = {} (one pixel needs dims[{}] + upper - lower >= 1)",
-                    d, d, m_.dims[d], upper, last, lower, d),
-        idx("pixel_box_upper", i));
+        fmt::format("the pixel bounding box is empty along dimension {} ({}): dims[{}] - 1 + upper = {} - 1 + {} = {} "
+                    "is below lower = {} (one pixel needs dims[{}] + upper - lower >= 1)",
+                    d, corners, d, m_.dims[d], upper, last, lower, d),
+        where);
   else
     add("map.im2col-box-empty",
-        fmt::format("the driver refuses this pixel box along dimension {}: its test int32(dims[{}] + upper) > lower "
-                    "wraps in 32 bits: int32({} + {}) = {} is not above lower = {} (the box itself is not empty; "
-                    "keep dims[{}] + upper below 2^31)",
-                    d, d, m_.dims[d], upper, driver_sum, lower, d),
-        idx("pixel_box_upper", i));
+        fmt::format("the driver refuses this pixel box along dimension {} ({}): its test int32(dims[{}] + upper) > "
+                    "lower wraps in 32 bits: int32({} + {}) = {} is not above lower = {} (the box itself is not "
+                    "empty; keep dims[{}] + upper below 2^31)",
+                    d, corners, d, m_.dims[d], upper, driver_sum, lower, d),
+        where);
 }
 
 // HW6: a pixel's channels are whole 16-byte chunks, as box[0] is for tiled maps (the

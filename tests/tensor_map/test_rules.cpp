@@ -35,6 +35,12 @@ const Diagnostic* find(const Diagnostics& ds, std::string_view rule) {
 // The pointer would outlive a temporary list (ASan: heap-use-after-free): keep the list.
 const Diagnostic* find(Diagnostics&&, std::string_view) = delete;
 
+// An im2col_wide map of rank r (4 or 5): H and D of 4, a dense stride chain.
+void wide_rank(TensorMap& m, int r) {
+  m.rank = r;
+  for (int i = 2; i < r; ++i) m.dims[i] = 4, m.strides[i - 1] = m.strides[i - 2] * m.dims[i - 1];
+}
+
 // Rank r with outer dims of 4 and a dense stride chain on top of the base map.
 void set_rank(TensorMap& m, int r) {
   m.rank = r;
@@ -147,6 +153,12 @@ const std::vector<Case>& cases() {
        [](auto& m) { m.channels_per_pixel = 128, m.swizzle = Swizzle::none, m.pixels_per_column = 912; },
        [](auto& m) { m.channels_per_pixel = 128, m.swizzle = Swizzle::none, m.pixels_per_column = 913; },
        "pixels_per_column"},
+      // HW12: with interleave the driver still counts channels × pixels × element size
+      // (128 × 2 bytes × 913 > 233,472), though a load delivers one 16-byte slice a pixel.
+      {"map.box-bytes-limit", "im2col interleave 16b: 128 × 912 × 2 / × 913", im2col_base,
+       [](auto& m) { m.interleave = Interleave::b16, m.channels_per_pixel = 128, m.pixels_per_column = 912; },
+       [](auto& m) { m.interleave = Interleave::b16, m.channels_per_pixel = 128, m.pixels_per_column = 913; },
+       "pixels_per_column"},
       // What a load really delivers (ceil, E[0] ignored, H16) past 233,472 while the driver accepts.
       {"map.box-bytes-delivered", "ceil on dimension 1: 32 / 33", tiled_rank3_u8,
        [](auto& m) { m.box = {256, 32, 57}, m.element_strides = {1, 2, 1}; },
@@ -239,6 +251,21 @@ const std::vector<Case>& cases() {
       {"map.im2col-box-empty", "H = 2^31 - 2: upper 1 / 2 (wraps)", im2col_base,
        [](auto& m) { m.dims[2] = (1ull << 31) - 2, m.pixel_box_upper[1] = 1; },
        [](auto& m) { m.dims[2] = (1ull << 31) - 2, m.pixel_box_upper[1] = 2; }, "pixel_box_upper[1]"},
+      // HW8: with interleave, corner entry k tests dims[k] (C in slices = 64 here), not dims[k + 1]
+      // (W = 8, which upper -63 would empty).
+      {"map.im2col-box-empty", "interleave 16b: entry 0 on dims[0] = 64: upper -63 / -64", im2col_base,
+       [](auto& m) { m.interleave = Interleave::b16, m.pixel_box_lower = {0, -1}, m.pixel_box_upper = {-63, -1}; },
+       [](auto& m) { m.interleave = Interleave::b16, m.pixel_box_lower = {0, -1}, m.pixel_box_upper = {-64, -1}; },
+       "pixel_box_upper[0]"},
+      // HW10: im2col_wide's W test wraps as im2col's (HW2): int32(2^31 - 1) > 0, int32(2^31) is not.
+      {"map.im2col-box-empty", "im2col_wide W = 2^31: upper -1 / 0 (wraps)", wide_base,
+       [](auto& m) { m.dims[1] = 1ull << 31, m.pixel_box_lower_w = 0, m.pixel_box_upper_w = -1; },
+       [](auto& m) { m.dims[1] = 1ull << 31, m.pixel_box_lower_w = 0, m.pixel_box_upper_w = 0; },
+       "pixel_box_upper_w", kSm100a},
+      // HW10: H (and D) with corners 0: int32(H) > 0, so H = 2^31 - 1 passes and 2^31 does not.
+      {"map.im2col-box-empty", "im2col_wide rank 4 H: 2^31 - 1 / 2^31", wide_base,
+       [](auto& m) { wide_rank(m, 4), m.dims[2] = (1ull << 31) - 1; },
+       [](auto& m) { wide_rank(m, 4), m.dims[2] = 1ull << 31; }, "dims[2]", kSm100a},
       {"map.im2col-channels", "256 / 257", im2col_base,
        [](auto& m) { m.swizzle = Swizzle::none, m.channels_per_pixel = 256; },
        [](auto& m) { m.swizzle = Swizzle::none, m.channels_per_pixel = 257; }, "channels_per_pixel"},
@@ -259,14 +286,25 @@ const std::vector<Case>& cases() {
        [](auto& m) { m.pixels_per_column = 1025; }, "pixels_per_column"},
       {"map.im2col-pixels", "1 / 0", im2col_base, [](auto& m) { m.pixels_per_column = 1; },
        [](auto& m) { m.pixels_per_column = 0; }, "pixels_per_column"},
-      {"map.im2col-pixels", "im2col_wide w128 ignores it / mode w does not", wide_base,
-       [](auto& m) { m.wide_mode = WideMode::w128, m.pixels_per_column = 0; },
-       [](auto& m) { m.wide_mode = WideMode::w, m.pixels_per_column = 0; }, "pixels_per_column", kSm100a},
+      // HW9: the driver checks pixelsPerColumn in mode w128 too (18 of 18 sets with 0 or 1025 refused).
+      {"map.im2col-pixels", "im2col_wide w128: 1 / 0", wide_base,
+       [](auto& m) { m.wide_mode = WideMode::w128, m.pixels_per_column = 1; },
+       [](auto& m) { m.wide_mode = WideMode::w128, m.pixels_per_column = 0; }, "pixels_per_column", kSm100a},
+      {"map.im2col-pixels", "im2col_wide w128: 1024 / 1025", wide_base,
+       [](auto& m) { m.wide_mode = WideMode::w128, m.pixels_per_column = 1024; },
+       [](auto& m) { m.wide_mode = WideMode::w128, m.pixels_per_column = 1025; }, "pixels_per_column", kSm100a},
       {"map.im2col-wide-target", "sm_100a / sm_90a", wide_base, [](auto&) {}, [](auto&) {}, "encode", kSm100a},
       {"map.im2col-wide-corner-range", "-32768 / -32769", wide_base, [](auto& m) { m.pixel_box_lower_w = -32768; },
        [](auto& m) { m.pixel_box_lower_w = -32769; }, "pixel_box_lower_w", kSm100a},
       {"map.im2col-wide-corner-range", "32767 / 32768", wide_base, [](auto& m) { m.pixel_box_upper_w = 32767; },
        [](auto& m) { m.pixel_box_upper_w = 32768; }, "pixel_box_upper_w", kSm100a},
+      // HW10: the W corners keep im2col's per-rank budget (rank 4: [-128, 127], rank 5: [-16, 15]).
+      {"map.im2col-wide-corner-range", "rank 4: 127 / 128", wide_base,
+       [](auto& m) { wide_rank(m, 4), m.dims[1] = 200, m.pixel_box_upper_w = 127; },
+       [](auto& m) { wide_rank(m, 4), m.dims[1] = 200, m.pixel_box_upper_w = 128; }, "pixel_box_upper_w", kSm100a},
+      {"map.im2col-wide-corner-range", "rank 5: -16 / -17", wide_base,
+       [](auto& m) { wide_rank(m, 5), m.pixel_box_lower_w = -16; },
+       [](auto& m) { wide_rank(m, 5), m.pixel_box_lower_w = -17; }, "pixel_box_lower_w", kSm100a},
       {"map.im2col-wide-swizzle", "64b / 32b", wide_base,
        [](auto& m) { m.swizzle = Swizzle::b64, m.channels_per_pixel = 32; },
        [](auto& m) { m.swizzle = Swizzle::b32, m.channels_per_pixel = 16; }, "swizzle", kSm100a},
@@ -358,7 +396,8 @@ TEST(Rules, TableIsWellFormed) {
     EXPECT_TRUE(r.id.starts_with("map.")) << r.id;
     EXPECT_FALSE(r.section.empty()) << r.id;
     EXPECT_FALSE(r.summary.empty()) << r.id;
-    // What the driver refuses is an error; our own checks never reject a map the driver takes.
+    // What the driver refuses is an error; our own checks never reject a map the driver takes
+    // (map.im2col-wide-target: the H100's driver encodes im2col_wide maps, HW7).
     if (r.driver_enforced) EXPECT_EQ(r.severity, Severity::error) << r.id;
     else EXPECT_NE(r.severity, Severity::error) << r.id;
   }
@@ -639,6 +678,93 @@ TEST(HardwareRules, Im2colChannelBytesAgreesWithItsReference) {
           fired_total += fired;
         }
   EXPECT_GT(fired_total, 0);
+}
+
+// HW7, HW11: maps the H100's driver encoded although cuda.h or §1.5 forbid them are
+// valid with a warning: an im2col_wide map on sm_90a, im2col_wide with swizzle none or
+// 32b, with interleave 16b. The same maps broken in a driver rule stay invalid.
+TEST(HardwareRules, Im2colWideMapsTheH100EncodedAreWarnings) {
+  struct Probe { const char* rule; Edit edit; spec::Target target; };
+  const Probe probes[] = {
+      {"map.im2col-wide-target", [](TensorMap&) {}, kSm90a},
+      {"map.im2col-wide-swizzle", [](TensorMap& m) { m.swizzle = Swizzle::none; }, kSm100a},
+      {"map.im2col-wide-swizzle", [](TensorMap& m) { m.swizzle = Swizzle::b32, m.channels_per_pixel = 16; }, kSm100a},
+      {"map.im2col-wide-interleave", [](TensorMap& m) { m.interleave = Interleave::b16; }, kSm100a},
+  };
+  for (const Probe& p : probes) {
+    TensorMap m = wide_base();
+    p.edit(m);
+    Diagnostics d = validate(m, p.target);
+    EXPECT_FALSE(d.has_errors()) << p.rule;
+    const Diagnostic* w = find(d, p.rule);
+    ASSERT_NE(w, nullptr) << p.rule;
+    EXPECT_EQ(w->severity, Severity::warning) << p.rule;
+    EXPECT_NE(w->message.find("HW"), std::string::npos) << w->message;  // names the recorded fact
+    m.pixels_per_column = 0;  // a driver rule
+    EXPECT_TRUE(validate(m, p.target).has_errors()) << p.rule;
+  }
+}
+
+// HW8: an interleaved im2col map tests corner entry k on dims[k]; dimension rank-2 is
+// not tested at all (dims[2] = 2^32 - 100 of a rank-4 map wraps without interleave only).
+TEST(HardwareRules, InterleavedIm2colBoxTestsDimensionsFromZero) {
+  TensorMap m = im2col_base();
+  m.dims[2] = (1ull << 32) - 100;
+  m.pixel_box_upper = {-1, 0};
+  Diagnostics d = validate(m, kSm90a);
+  const Diagnostic* e = find(d, "map.im2col-box-empty");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->where, "pixel_box_upper[1]");
+  EXPECT_NE(e->message.find("along dimension 2"), std::string::npos) << e->message;
+  m.interleave = Interleave::b16;
+  d = validate(m, kSm90a);
+  EXPECT_FALSE(has_rule(d, "map.im2col-box-empty")) << format(*find(d, "map.im2col-box-empty"));
+  m.dims[1] = (1ull << 32) - 100;  // now entry 1's dimension
+  d = validate(m, kSm90a);
+  e = find(d, "map.im2col-box-empty");
+  ASSERT_NE(e, nullptr);
+  EXPECT_NE(e->message.find("along dimension 1"), std::string::npos) << e->message;
+}
+
+// HW12: interleaved im2col maps are limited by channels × pixels × element size, the
+// message says what a load delivers instead (one slice a pixel).
+TEST(HardwareRules, InterleavedIm2colByteLimitCountsChannels) {
+  TensorMap m = im2col_base();
+  m.interleave = Interleave::b32, m.data_type = DataType::uint32, m.channels_per_pixel = 228;
+  m.pixels_per_column = 257;  // the recorded probe: 228 × 257 × 4 = 234,384 bytes, refused
+  Diagnostics d = validate(m, kSm90a);
+  const Diagnostic* e = find(d, "map.box-bytes-limit");
+  ASSERT_NE(e, nullptr);
+  EXPECT_NE(e->message.find("234384"), std::string::npos) << e->message;
+  EXPECT_NE(e->message.find("delivers 8224 bytes"), std::string::npos) << e->message;  // 257 × 32
+  m.pixels_per_column = 256;  // 233,472: accepted
+  EXPECT_FALSE(has_rule(validate(m, kSm90a), "map.box-bytes-limit"));
+}
+
+// map.interleave-walk-once derives from box[rank-2] and element_strides[rank-2] only: an
+// error elsewhere (an 8-byte inner box, HW5) keeps it; an error in box[rank-2] drops it.
+TEST(Rules, WalkOnceAdviceSkipsOnlyWhatDerivesFromAFieldInError) {
+  TensorMap m = interleaved_base();  // rank 3: dimension 1 is walked once, box[1] = 8
+  Diagnostics d = validate(m, kSm90a);
+  const Diagnostic* w = find(d, "map.interleave-walk-once");
+  ASSERT_NE(w, nullptr);
+  EXPECT_NE(w->message.find("one load delivers"), std::string::npos) << w->message;
+  m.box[0] = 2;  // float32: 8 bytes, map.box-inner-bytes at box[0]
+  d = validate(m, kSm90a);
+  ASSERT_TRUE(has_rule(d, "map.box-inner-bytes"));
+  w = find(d, "map.interleave-walk-once");
+  ASSERT_NE(w, nullptr) << "an error in box[0] must not hide advice about box[1]";
+  EXPECT_EQ(w->message.find("one load delivers"), std::string::npos) << w->message;  // a count from box[0]
+  m = interleaved_base();
+  m.box[1] = 257;  // map.box-dim-range at box[1]: the advice would repeat it
+  d = validate(m, kSm90a);
+  ASSERT_TRUE(has_rule(d, "map.box-dim-range"));
+  EXPECT_FALSE(has_rule(d, "map.interleave-walk-once"));
+  m = interleaved_base();
+  m.box[1] = 1, m.element_strides[1] = 9;  // map.element-stride-range at element_strides[1]
+  d = validate(m, kSm90a);
+  ASSERT_TRUE(has_rule(d, "map.element-stride-range"));
+  EXPECT_FALSE(has_rule(d, "map.interleave-walk-once"));
 }
 
 }  // namespace
