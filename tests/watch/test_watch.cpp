@@ -73,7 +73,7 @@ class Watch : public ::testing::Test {
     for (size_t p; (p = wa.find("LOG")) != std::string::npos;) wa.replace(p, 3, log.string());
     std::string cmd = "env LD_LIBRARY_PATH=" STAND_IN_DIR " TMAKIT_STAND_IN_VERDICTS=" + verdicts +
                       " TMAKIT_WATCH_LIBRARY=" WATCH_LIBRARY " ";
-    if (watched) cmd += std::string(TMAKIT_CLI) + " watch " + wa + " -- ";
+    if (watched) cmd += std::string(TMAKIT_CLI) + " watch " + wa + (args.empty() ? "" : " -- ");
     cmd += args + " >" + out.string() + " 2>" + err.string();
     fs::remove(log);
     int s = std::system(cmd.c_str());
@@ -438,8 +438,20 @@ TEST_F(Watch, PythonCallersAreNamedByFileAndLine) {
   }
 }
 
+// The command after "--" is the program's, verbatim, options of tmakit's and "--" included;
+// the exit status is the program's.
+TEST_F(Watch, TheCommandGetsItsArgumentsAndGivesItsStatus) {
+  Outcome echo = run("/bin/echo a -- --log b --strict", true, "--quiet");
+  EXPECT_EQ(echo.status, 0);
+  EXPECT_EQ(echo.out, "a -- --log b --strict\n");
+  Outcome no_separator = run("", true, "--quiet /bin/echo c --");  // without "--": from the first non-option
+  EXPECT_EQ(no_separator.out, "c --\n");
+  Outcome status = run("sh -c 'exit 7'", true, "");
+  EXPECT_EQ(status.status, 7);
+}
+
 TEST_F(Watch, BadUsageIsRefusedBeforeAnythingRuns) {
-  Outcome none = run("", true, "");
+  Outcome none = run("", true, "--");
   EXPECT_EQ(none.status, 2);
   EXPECT_NE(none.err.find("no command given"), std::string::npos) << none.err;
   Outcome target = run("true", true, "--target sm_77x");

@@ -2,6 +2,7 @@
 // A command's callback stores its exit status: 0 ok, 1 diagnosed error, 2 unusable input.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <vector>
 
 namespace tmakit::cli {
 
@@ -11,6 +12,8 @@ void add_docs_command(CLI::App& app, int& status);  // docs_command.cpp
 void add_layout_command(CLI::App& app, int& status);  // layout_command.cpp
 void add_lint_command(CLI::App& app, int& status);  // lint_command.cpp
 void add_watch_command(CLI::App& app, int& status);  // watch_command.cpp
+// Takes `-- CMD ARGS...` of `tmakit watch` out of argv before CLI11 parses it.
+void split_watch_command(std::vector<char*>& args);
 void add_instrument_command(CLI::App& app, int& status);  // instrument_command.cpp
 
 }  // namespace tmakit::cli

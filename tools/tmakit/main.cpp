@@ -15,8 +15,10 @@ int main(int argc, char** argv) {
   tmakit::cli::add_lint_command(app, status);
   tmakit::cli::add_watch_command(app, status);
   tmakit::cli::add_instrument_command(app, status);
+  std::vector<char*> args(argv, argv + argc);
+  tmakit::cli::split_watch_command(args);
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -96,11 +98,31 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& command) {
   return err == ENOENT ? 127 : 126;  // as env(1) and the shells say it
 }
 
+// The command after "--", taken out of argv before CLI11 parses it (CLI11 would treat
+// what follows "--" as its own positionals); empty optional when there was no "--".
+std::optional<std::vector<std::string>>& separated_command() {
+  static std::optional<std::vector<std::string>> command;
+  return command;
+}
+
 }  // namespace
+
+void split_watch_command(std::vector<char*>& args) {
+  if (args.size() < 2 || std::string_view(args[1]) != "watch") return;
+  for (size_t i = 2; i < args.size(); ++i) {
+    const std::string_view a = args[i];
+    if (a == "--") {
+      separated_command() = std::vector<std::string>(args.begin() + static_cast<long>(i) + 1, args.end());
+      args.resize(i);
+      return;
+    }
+    if (a.empty() || a[0] != '-') return;  // the command starts here: its own "--" stays its own
+    if (a == "--log" || a == "--target") ++i;  // the option's value
+  }
+}
 
 void add_watch_command(CLI::App& app, int& status) {
   auto o = std::make_shared<WatchOptions>();
-  auto command = std::make_shared<std::vector<std::string>>();
   CLI::App* cmd = app.add_subcommand(
       "watch", "Run a program and check every tensor map it encodes (tmakit watch [options] -- CMD [ARGS...])");
   cmd->add_option("--log", o->log, "write one JSON Lines record per tensor-map call to FILE");
@@ -109,13 +131,13 @@ void add_watch_command(CLI::App& app, int& status) {
                 "(any error or warning)");
   cmd->add_flag("--quiet", o->quiet, "say only refusals and disagreements (no warnings, no summary)");
   cmd->add_option("--target", o->target, "the target maps are validated for (default sm_90a)");
-  cmd->add_option("command", *command, "the program and its arguments, after --");
+  // The command is everything after "--" (split_watch_command), verbatim; without a
+  // "--", everything from the first argument that is not one of the options above.
   cmd->prefix_command();
-  cmd->callback([o, command, cmd, &status] {
-    std::vector<std::string> all = *command;
-    for (const auto& extra : cmd->remaining()) all.push_back(extra);
-    if (!all.empty() && all.front() == "--") all.erase(all.begin());  // the separator itself
-    status = run_watch(*o, all);
+  cmd->footer("The command and its arguments follow the options, after --.");
+  cmd->callback([o, cmd, &status] {
+    const auto& separated = separated_command();
+    status = run_watch(*o, separated ? *separated : cmd->remaining());
   });
 }
 
