@@ -8,6 +8,7 @@
 // over dimension, reduction op and type: the engine and the library share one
 // implementation of every form, and this file holds no inline PTX.
 #include <cuda/atomic>
+#include <cuda/barrier>
 #include <cuda/ptx>
 
 #include "engine_launch.hpp"
@@ -296,6 +297,38 @@ __device__ void plain_store(const Step& s, void* p) {
   }
 }
 
+// ---- libcu++ <cuda/barrier> calls (scenario `call` steps, spec §12) ----
+
+using Barrier = cuda::barrier<cuda::thread_scope_block>;
+__device__ __forceinline__ Barrier& barrier_at(uint8_t* win, uint32_t off) { return *reinterpret_cast<Barrier*>(win + off); }
+
+template <size_t A>
+__device__ __forceinline__ void memcpy_tx(uint8_t* dst, const uint8_t* src, uint32_t size, Barrier& bar) {
+  cuda::device::memcpy_async_tx(dst, src, cuda::aligned_size_t<A>(size), bar);
+}
+// The alignment is a template argument of aligned_size_t: the host allows 16 .. 4096.
+__device__ void lib_memcpy_async_tx(const Step& s, uint8_t* win) {
+  uint8_t* dst = win + s.smem;
+  const auto* src = reinterpret_cast<const uint8_t*>(s.gaddr);
+  Barrier& bar = barrier_at(win, s.mbar);
+  switch (s.value) {
+    case 16: memcpy_tx<16>(dst, src, s.size, bar); break;
+    case 32: memcpy_tx<32>(dst, src, s.size, bar); break;
+    case 64: memcpy_tx<64>(dst, src, s.size, bar); break;
+    case 128: memcpy_tx<128>(dst, src, s.size, bar); break;
+    case 256: memcpy_tx<256>(dst, src, s.size, bar); break;
+    case 512: memcpy_tx<512>(dst, src, s.size, bar); break;
+    case 1024: memcpy_tx<1024>(dst, src, s.size, bar); break;
+    case 2048: memcpy_tx<2048>(dst, src, s.size, bar); break;
+    default: memcpy_tx<4096>(dst, src, s.size, bar); break;
+  }
+}
+// One poll of bar.wait(token): wait() loops on __try_wait(token), which try_wait_for
+// reaches with a zero duration (one mbarrier.try_wait.shared.b64).
+__device__ __forceinline__ bool lib_try_wait(Barrier& bar, unsigned long long token) {
+  return bar.try_wait_for(Barrier::arrival_token(token), cuda::std::chrono::nanoseconds(0));
+}
+
 // Executes step i (by the step's thread). Returns false when the kernel must stop (a hang).
 __device__ bool execute(const KernelArgs& a, const Step& s, uint32_t i, uint32_t rank, uint8_t* win) {
   volatile unsigned long long* regs = a.regs;
@@ -349,6 +382,36 @@ __device__ bool execute(const KernelArgs& a, const Step& s, uint32_t i, uint32_t
       } else {
         if (remote) dev::complete_tx_cluster(bar, s.size);
         else dev::complete_tx(bar, s.size);
+      }
+      break;
+    }
+    case kLibBarrierInit: init(&barrier_at(win, s.smem), s.size); break;
+    case kLibMemcpyAsyncTx: lib_memcpy_async_tx(s, win); break;
+    case kLibArriveTx: {
+      const unsigned long long token = cuda::device::barrier_arrive_tx(barrier_at(win, s.smem), s.value, s.size);
+      if (s.dst_reg >= 0) regs[s.dst_reg] = token, __threadfence();
+      break;
+    }
+    case kLibExpectTx: cuda::device::barrier_expect_tx(barrier_at(win, s.smem), s.size); break;
+    case kLibArrive: {
+      const unsigned long long token = barrier_at(win, s.smem).arrive(s.size);
+      if (s.dst_reg >= 0) regs[s.dst_reg] = token, __threadfence();
+      break;
+    }
+    case kLibWait: case kLibArriveAndWait: {
+      Barrier& bar = barrier_at(win, s.smem);
+      const unsigned long long token = s.code == kLibWait ? regs[s.src_reg] : bar.arrive();
+      if (!lib_try_wait(bar, token)) {
+        // Blocked, as for kMbarTryWait below: other CTAs go on; past the bound it is a hang.
+        st_release(&a.pos[rank], i | kBlocked);
+        const unsigned long long t0 = now_ns();
+        while (!lib_try_wait(bar, token)) {
+          if (aborted(a)) return false;
+          if (now_ns() - t0 > a.wait_bound_ns) {
+            report(a, kStatusHang, i, rank, s.smem, static_cast<uint32_t>(token));
+            return false;
+          }
+        }
       }
       break;
     }

@@ -36,6 +36,14 @@ enum Code : uint16_t {
   kFenceMbarInit,
   kStShared,         // size = bytes (1, 2, 4, 8), value
   kStGlobal,
+  // libcu++ <cuda/barrier> calls (scenario `call` steps), run through the functions themselves:
+  kLibBarrierInit,     // init(&bar, size); smem = the cuda::barrier
+  kLibMemcpyAsyncTx,   // cuda::device::memcpy_async_tx(smem, gaddr, aligned_size_t<value>(size), bar at mbar)
+  kLibArriveTx,        // dst_reg = cuda::device::barrier_arrive_tx(bar, value, size)
+  kLibExpectTx,        // cuda::device::barrier_expect_tx(bar, size)
+  kLibArrive,          // dst_reg = bar.arrive(size)
+  kLibWait,            // bar.wait(token in src_reg), as a bounded loop of try_wait_for(token, 0 ns)
+  kLibArriveAndWait,   // bar.arrive_and_wait(), the same way: arrive(), then the bounded wait
   kCodeCount
 };
 

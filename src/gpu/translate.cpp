@@ -69,10 +69,15 @@ class Translator {
     for (const auto& o : s_.outputs)
       if (o.shared) touch(o.offset, o.bytes);
 
-    std::vector<ptx::Instruction> program;
+    std::vector<std::optional<ptx::Instruction>> program;
     for (size_t i = 0; i < s_.program.size(); ++i) {
       const auto& st = s_.program[i];
       const std::string where = where_of(i);
+      if (st.call) {  // a libcu++ call: its arrival token lives in a register
+        if (!st.call->token.empty()) reg(st.call->token);
+        program.emplace_back();
+        continue;
+      }
       Diagnostics d;
       auto inst = ptx::parse_instruction(st.ptx, d, where);
       if (!inst) throw DiagnosticError(d.front());
@@ -95,7 +100,8 @@ class Translator {
         bad_operand("step names CTA " + std::to_string(st.cta) + " of a cluster of " + std::to_string(s_.ctas), where_of(i));
       if (st.thread < 0 || st.thread > 255) unsupported("thread " + std::to_string(st.thread) + " (the GPU engine runs threads 0..255)", where_of(i));
       max_thread = std::max(max_thread, st.thread);
-      p_.steps.push_back(translate(program[i], st.cta, st.thread, where_of(i)));
+      p_.steps.push_back(st.call ? translate_call(*st.call, st.cta, st.thread, where_of(i))
+                                 : translate(*program[i], st.cta, st.thread, where_of(i)));
       p_.step_alloc.push_back(step_alloc_);
     }
     p_.threads = (max_thread / 32 + 1) * 32;
@@ -276,6 +282,53 @@ class Translator {
         break;
       }
     }
+    return st;
+  }
+
+  // A libcu++ call (scenario-format.md): one record, which the kernel runs through the
+  // <cuda/barrier> function itself. As for PTX steps nothing is validated beyond what the
+  // record needs (the model's libcudacxx.* rules are not applied: the hardware judges).
+  Step translate_call(const model::LibCall& c, int cta, int thread, const std::string& where) {
+    step_alloc_ = -1;
+    Step st;
+    st.cta = static_cast<uint8_t>(cta);
+    st.thread = static_cast<uint8_t>(thread);
+    auto operand = [&](const char* key) {
+      ptx::Operand o;
+      o.expr = c.args.at(key);
+      return o;
+    };
+    auto num = [&](const char* key) {
+      const ptx::Operand o = operand(key);
+      return u32(&o, key, where);
+    };
+    const ptx::Operand bar = operand("barrier");
+    st.smem = shared_cta(&bar, cta, "barrier", where);
+    touch(st.smem, 8);
+    using K = model::CallKind;
+    switch (c.kind) {
+      case K::barrier_init: st.code = kLibBarrierInit, st.size = num("expected"); break;
+      case K::memcpy_async_tx: {
+        st.code = kLibMemcpyAsyncTx;
+        st.mbar = st.smem;
+        const ptx::Operand dest = operand("dest"), src = operand("src");
+        st.smem = shared_cta(&dest, cta, "dest", where);
+        st.gaddr = global(&src, "src", where);
+        st.size = num("size");
+        st.value = num("alignment");  // aligned_size_t<Alignment> is a template argument: 16 .. 4096 compiled in
+        if (st.value < 16 || st.value > 4096 || (st.value & (st.value - 1)))
+          unsupported("memcpy_async_tx with alignment " + std::to_string(st.value) + " (16 .. 4096, powers of two)", where);
+        touch(st.smem, st.size);
+        break;
+      }
+      case K::barrier_arrive_tx: st.code = kLibArriveTx, st.value = num("arrive_count"), st.size = num("tx_count"); break;
+      case K::barrier_expect_tx: st.code = kLibExpectTx, st.size = num("tx_count"); break;
+      case K::barrier_arrive: st.code = kLibArrive, st.size = c.args.count("count") ? num("count") : 1; break;
+      case K::barrier_wait: st.code = kLibWait, st.src_reg = static_cast<int16_t>(regs_.at(c.token)); break;
+      case K::barrier_arrive_and_wait: st.code = kLibArriveAndWait; break;
+    }
+    if ((c.kind == K::barrier_arrive || c.kind == K::barrier_arrive_tx) && !c.token.empty())
+      st.dst_reg = static_cast<int16_t>(regs_.at(c.token));
     return st;
   }
 

@@ -1,6 +1,6 @@
 // Scenario generators for `engine_vectors record` (docs/hardware-notes.md): random
 // im2col loads and stores/reductions (im2col_cases.cpp), interleaved tiled loads
-// (interleave_cases.cpp) and the §14 question
+// (interleave_cases.cpp), libcu++ bulk copies (memcpy_cases.cpp) and the §14 question
 // scenarios (question_cases.cpp). Each case is a scenario (scenario-format.md)
 // that the GPU engine runs; engine_vectors writes the hardware's answer next to it.
 #pragma once
@@ -32,6 +32,9 @@ std::vector<Case> interleave_store_cases(int count, uint64_t seed);
 std::vector<Case> interleave_im2col_load_cases(int count, uint64_t seed);
 // Random interleaved .im2col_no_offs stores and reductions (interleave_cases.cpp).
 std::vector<Case> interleave_im2col_store_cases(int count, uint64_t seed);
+// Random libcu++ memcpy_async_tx / barrier_arrive_tx / cuda::barrier programs, mixed with
+// tensor loads on the same barrier (memcpy_cases.cpp, seed page 004, §12).
+std::vector<Case> memcpy_async_tx_cases(int count, uint64_t seed);
 // The 13 unpacked data types, in the order the generators cycle through them.
 inline constexpr tensor_map::DataType kPlainTypes[] = {
     tensor_map::DataType::uint8,       tensor_map::DataType::uint16,   tensor_map::DataType::uint32,

@@ -13,7 +13,7 @@
 //     hardware answers with a fault as OUTDIR/<id>.json =
 //     {"format": "tmakit-vector/1", "device", "hazard", "scenario", "expected_fault", "gpu_message"}.
 //   engine_vectors record KIND OUTDIR [COUNT SEED]
-//     KIND im2col_load, im2col_store, tile_load_interleave, tile_store_interleave, im2col_load_interleave, im2col_store_interleave (COUNT random cases from
+//     KIND im2col_load, im2col_store, memcpy_async_tx, tile_load_interleave, tile_store_interleave, im2col_load_interleave, im2col_store_interleave (COUNT random cases from
 //     SEED, cases.hpp) or questions (the §14 scenarios; questions:q26 only those whose
 //     id starts with q26): runs them on the GPU engine and writes
 //     OUTDIR/<id>.json = {"format", "device", ("question", "title",) "scenario",
@@ -327,8 +327,9 @@ int record(const std::string& kind, const std::string& outdir, int count, uint64
   else if (kind == "im2col_store_interleave") cases = gpu_tools::interleave_im2col_store_cases(count, seed);
   else if (kind == "im2col_load") cases = gpu_tools::im2col_load_cases(count, seed);
   else if (kind == "im2col_store") cases = gpu_tools::im2col_store_cases(count, seed);
+  else if (kind == "memcpy_async_tx") cases = gpu_tools::memcpy_async_tx_cases(count, seed);
   else {
-    std::fprintf(stderr, "record: unknown kind %s (im2col_load, im2col_store, tile_load_interleave, tile_store_interleave, im2col_load_interleave, im2col_store_interleave, questions, questions:PREFIX)\n", kind.c_str());
+    std::fprintf(stderr, "record: unknown kind %s (im2col_load, im2col_store, memcpy_async_tx, tile_load_interleave, tile_store_interleave, im2col_load_interleave, im2col_store_interleave, questions, questions:PREFIX)\n", kind.c_str());
     return 2;
   }
   const bool dry = std::getenv("ENGINE_VECTORS_DRY") != nullptr;
