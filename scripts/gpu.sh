@@ -115,7 +115,7 @@ unpack_faults() {
 }
 
 # im2col and interleaved tile categories (COUNT random cases, SEED) and the §14 questions, recorded through the GPU engine.
-TRUTH_CATEGORIES="im2col_load:160:31 im2col_store:80:32 tile_load_interleave:120:41 tile_store_interleave:100:42 im2col_load_interleave:80:43 im2col_store_interleave:60:44"
+TRUTH_CATEGORIES="im2col_load:160:31 im2col_store:80:32 tile_load_interleave:120:41 tile_store_interleave:100:42 im2col_load_interleave:80:43 im2col_store_interleave:60:44 memcpy_async_tx:120:16"
 
 truth() {
   local out=${OUT:-$ROOT/gpu-out}
@@ -174,7 +174,7 @@ unpack_truth() {
   local tmp
   tmp=$(mktemp -d)
   tar -C "$tmp" -xzf "$1/truth-vectors.tar.gz"
-  for c in im2col_load im2col_store tile_load_interleave tile_store_interleave im2col_load_interleave im2col_store_interleave questions; do
+  for c in im2col_load im2col_store tile_load_interleave tile_store_interleave im2col_load_interleave im2col_store_interleave memcpy_async_tx questions; do
     rm -rf "$ROOT/tests/vectors/$c"
     cp -r "$tmp/$c" "$ROOT/tests/vectors/$c"
   done

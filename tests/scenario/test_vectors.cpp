@@ -75,3 +75,6 @@ TEST(HardwareVectors, TileStoreInterleave) { replay("tile_store_interleave", 100
 TEST(HardwareVectors, Im2colLoadInterleave) { replay("im2col_load_interleave", 80); }
 // Interleaved .im2col_no_offs stores and reductions: the load walk with offsets 0, whole slices.
 TEST(HardwareVectors, Im2colStoreInterleave) { replay("im2col_store_interleave", 60); }
+// libcu++'s memcpy_async_tx / barrier_arrive_tx / cuda::barrier, run on the H100 through the
+// real <cuda/barrier> calls (engine_vectors record memcpy_async_tx), mixed with tensor loads.
+TEST(HardwareVectors, MemcpyAsyncTx) { replay("memcpy_async_tx", 100); }
