@@ -492,6 +492,95 @@ inline constexpr uint64_t kEvictNormal = 0x1000000000000000ull;
 inline constexpr uint64_t kEvictFirst = 0x12F0000000000000ull;
 inline constexpr uint64_t kEvictLast = 0x14F0000000000000ull;
 
+// ---- the same loads on a cuda::barrier<thread_scope_block> (mbarrier.cuh, BlockBarrier) ----
+// Each forwards to the raw form with cuda::device::barrier_native_handle(bar). Arm the
+// barrier with arrive_expect_tx(bar, map, loads, extra_bytes) / barrier_arrive_tx, or
+// with cuda::device::barrier_arrive_tx itself.
+template <int N, TensorMapArg M>
+__device__ inline void load_tile(void* dst, const M& m, const int32_t (&c)[N], BlockBarrier& bar) {
+  load_tile(dst, m, c, native_mbar(bar));
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_tile(void* dst, const M& m, const int32_t (&c)[N], BlockBarrier& bar, uint64_t policy) {
+  load_tile(dst, m, c, native_mbar(bar), policy);
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_tile_cluster(void* dst, const M& m, const int32_t (&c)[N], BlockBarrier& bar) {
+  load_tile_cluster(dst, m, c, native_mbar(bar));
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_tile_cluster(void* dst, const M& m, const int32_t (&c)[N], BlockBarrier& bar,
+                                         uint64_t policy) {
+  load_tile_cluster(dst, m, c, native_mbar(bar), policy);
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_tile_hint(void* dst, const M& m, const int32_t (&c)[N], BlockBarrier& bar,
+                                      uint64_t policy) {
+  load_tile_cluster(dst, m, c, native_mbar(bar), policy);
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_tile_multicast(void* dst, const M& m, const int32_t (&c)[N], BlockBarrier& bar,
+                                           uint16_t cta_mask) {
+  load_tile_multicast(dst, m, c, native_mbar(bar), cta_mask);
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_tile_multicast(void* dst, const M& m, const int32_t (&c)[N], BlockBarrier& bar,
+                                           uint16_t cta_mask, uint64_t policy) {
+  load_tile_multicast(dst, m, c, native_mbar(bar), cta_mask, policy);
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_im2col(void* dst, const M& m, const int32_t (&c)[N], const uint16_t (&offsets)[N - 2],
+                                   BlockBarrier& bar) {
+  load_im2col(dst, m, c, offsets, native_mbar(bar));
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_im2col(void* dst, const M& m, const int32_t (&c)[N], const uint16_t (&offsets)[N - 2],
+                                   BlockBarrier& bar, uint64_t policy) {
+  load_im2col(dst, m, c, offsets, native_mbar(bar), policy);
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_im2col_cluster(void* dst, const M& m, const int32_t (&c)[N],
+                                           const uint16_t (&offsets)[N - 2], BlockBarrier& bar) {
+  load_im2col_cluster(dst, m, c, offsets, native_mbar(bar));
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_im2col_cluster(void* dst, const M& m, const int32_t (&c)[N],
+                                           const uint16_t (&offsets)[N - 2], BlockBarrier& bar, uint64_t policy) {
+  load_im2col_cluster(dst, m, c, offsets, native_mbar(bar), policy);
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_im2col_multicast(void* dst, const M& m, const int32_t (&c)[N],
+                                             const uint16_t (&offsets)[N - 2], BlockBarrier& bar, uint16_t cta_mask) {
+  load_im2col_multicast(dst, m, c, offsets, native_mbar(bar), cta_mask);
+}
+template <int N, TensorMapArg M>
+__device__ inline void load_im2col_multicast(void* dst, const M& m, const int32_t (&c)[N],
+                                             const uint16_t (&offsets)[N - 2], BlockBarrier& bar, uint16_t cta_mask,
+                                             uint64_t policy) {
+  load_im2col_multicast(dst, m, c, offsets, native_mbar(bar), cta_mask, policy);
+}
+__device__ inline void bulk_load(void* dst, const void* src, uint32_t size, BlockBarrier& bar) {
+  bulk_load(dst, src, size, native_mbar(bar));
+}
+__device__ inline void bulk_load(void* dst, const void* src, uint32_t size, BlockBarrier& bar, uint64_t policy) {
+  bulk_load(dst, src, size, native_mbar(bar), policy);
+}
+__device__ inline void bulk_load_cluster(void* dst, const void* src, uint32_t size, BlockBarrier& bar) {
+  bulk_load_cluster(dst, src, size, native_mbar(bar));
+}
+__device__ inline void bulk_load_cluster(void* dst, const void* src, uint32_t size, BlockBarrier& bar,
+                                         uint64_t policy) {
+  bulk_load_cluster(dst, src, size, native_mbar(bar), policy);
+}
+__device__ inline void bulk_load_multicast(void* dst, const void* src, uint32_t size, BlockBarrier& bar,
+                                           uint16_t cta_mask) {
+  bulk_load_multicast(dst, src, size, native_mbar(bar), cta_mask);
+}
+__device__ inline void bulk_load_multicast(void* dst, const void* src, uint32_t size, BlockBarrier& bar,
+                                           uint16_t cta_mask, uint64_t policy) {
+  bulk_load_multicast(dst, src, size, native_mbar(bar), cta_mask, policy);
+}
+
 }  // namespace tmakit::device
 
 #include "tmakit/device/sm100.cuh"

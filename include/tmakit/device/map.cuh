@@ -16,6 +16,8 @@ struct MapHandle {
   uint32_t rank;         // 1..5: checked against the wrapper's coordinate count in debug builds
 
   __host__ __device__ const void* ptr() const { return &map; }
+  // The transaction bytes of `loads` boxes (what arrive_expect_tx / barrier_arrive_tx arm).
+  __host__ __device__ uint32_t bytes(uint32_t loads = 1) const { return box_bytes * loads; }
 };
 
 // The tensor-map operand of the copy wrappers: a MapHandle, or a CUtensorMap that

@@ -15,6 +15,7 @@
 // the caller armed, then traps, so a mis-armed barrier (§2.3: over-armed
 // barriers never complete) is named instead of hanging the GPU.
 #pragma once
+#include <cuda/barrier>
 #include <cuda/ptx>
 
 #include <cstdint>
@@ -207,6 +208,57 @@ __device__ inline void wait_parity(uint64_t* bar, uint32_t parity, uint32_t arme
 // may then be reused for anything else (§8.1).
 __device__ inline void mbar_inval(uint64_t* bar) {
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+
+
+// ---- libcu++'s cuda::barrier<thread_scope_block> (seed page 004, spec §12) ----
+// A block-scope cuda::barrier in shared memory is an mbarrier (its first 8 bytes,
+// cuda::device::barrier_native_handle). Every helper of this file and of copy.cuh
+// that takes the executing CTA's `uint64_t* bar` has an overload taking the
+// cuda::barrier itself, so a kernel that mixes CCCL's barrier with tmakit's tensor
+// loads needs no casts. Initialise it with cuda's init(&bar, count) (not mbar_init).
+using BlockBarrier = cuda::barrier<cuda::thread_scope_block>;
+using BlockToken = BlockBarrier::arrival_token;
+
+// The mbarrier of a block-scope cuda::barrier (it must be in shared memory).
+__device__ inline uint64_t* native_mbar(BlockBarrier& bar) { return cuda::device::barrier_native_handle(bar); }
+
+// cuda::device::barrier_arrive_tx(bar, 1, bytes): one arrival that also expects
+// `bytes` (mbarrier.arrive.expect_tx.release.cta.shared::cta.b64, as CCCL emits).
+__device__ inline BlockToken arrive_expect_tx(BlockBarrier& bar, uint32_t bytes) {
+  return cuda::device::barrier_arrive_tx(bar, 1, bytes);
+}
+// The same with the byte count of `loads` boxes of `m` (from the map handle, as for
+// the raw barrier) plus `extra_bytes` of other copies on the same barrier
+// (memcpy_async_tx, bulk_load) in this phase.
+__device__ inline BlockToken arrive_expect_tx(BlockBarrier& bar, const MapHandle& m, uint32_t loads = 1,
+                                              uint32_t extra_bytes = 0) {
+  return cuda::device::barrier_arrive_tx(bar, 1, m.bytes(loads) + extra_bytes);
+}
+// cuda::device::barrier_arrive_tx(bar, arrive_count, m.bytes(loads) + extra_bytes):
+// arrive_count > 1 lowers to expect_tx then arrive (count), as CCCL emits.
+__device__ inline BlockToken barrier_arrive_tx(BlockBarrier& bar, ptrdiff_t arrive_count, const MapHandle& m,
+                                               uint32_t loads = 1, uint32_t extra_bytes = 0) {
+  return cuda::device::barrier_arrive_tx(bar, arrive_count, m.bytes(loads) + extra_bytes);
+}
+// cuda::device::barrier_expect_tx (no arrival): `bytes`, or `loads` boxes of `m`.
+__device__ inline void expect_tx(BlockBarrier& bar, uint32_t bytes) { cuda::device::barrier_expect_tx(bar, bytes); }
+__device__ inline void expect_tx(BlockBarrier& bar, const MapHandle& m, uint32_t loads = 1) {
+  cuda::device::barrier_expect_tx(bar, m.bytes(loads));
+}
+// bar.arrive(count) (one arrival by default).
+__device__ inline BlockToken arrive(BlockBarrier& bar, ptrdiff_t count = 1) { return bar.arrive(count); }
+// mbarrier.complete_tx on the cuda::barrier's mbarrier.
+__device__ inline void complete_tx(BlockBarrier& bar, uint32_t bytes) { complete_tx(native_mbar(bar), bytes); }
+// Parity waits on the cuda::barrier's mbarrier (bar.wait(token) works as well).
+__device__ inline bool try_wait_parity(BlockBarrier& bar, uint32_t parity) {
+  return try_wait_parity(native_mbar(bar), parity);
+}
+__device__ inline bool test_wait_parity(BlockBarrier& bar, uint32_t parity) {
+  return test_wait_parity(native_mbar(bar), parity);
+}
+__device__ inline void wait_parity(BlockBarrier& bar, uint32_t parity, uint32_t armed_bytes = 0) {
+  wait_parity(native_mbar(bar), parity, armed_bytes);
 }
 
 }  // namespace tmakit::device
