@@ -103,14 +103,6 @@ json python_frames() {
   return frames;
 }
 
-const void* own_base() {
-  static const void* base = [] {
-    Dl_info info{};
-    return dladdr(reinterpret_cast<void*>(&own_base), &info) ? info.dli_fbase : nullptr;
-  }();
-  return base;
-}
-
 std::string demangle(const char* name) {
   int status = 0;
   char* d = ::abi::__cxa_demangle(name, nullptr, nullptr, &status);

@@ -8,7 +8,8 @@ namespace {
 
 std::atomic<void*> g_slots[static_cast<int>(Slot::count)];
 
-// This library's load address, to tell its own functions from everyone else's.
+}  // namespace
+
 const void* own_base() {
   static const void* base = [] {
     Dl_info info{};
@@ -16,8 +17,6 @@ const void* own_base() {
   }();
   return base;
 }
-
-}  // namespace
 
 DlsymFn real_dlsym() {
   static std::atomic<DlsymFn> fn{nullptr};

@@ -26,5 +26,7 @@ void remember(Slot slot, void* fn);
 void* real(Slot slot);
 // True when `fn` is one of the library's hooks.
 bool is_hook(void* fn);
+// This library's load address, to tell its own code (and stack frames) from the program's.
+const void* own_base();
 
 }  // namespace tmakit::watch

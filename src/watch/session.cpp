@@ -209,7 +209,7 @@ class Session {
     r.descriptor = descriptor;
     const std::string site = current_call_site();
     if (speak) r.call_site = nlohmann::json::parse(site);
-    if (log_fd_ >= 0) write_all(log_fd_, to_line(r, judged_text(r, hash), site) + "\n");
+    if (log_fd_ >= 0) write_all(log_fd_, to_line(r, judged_text(r), site) + "\n");
     if (speak) write_all(2, explain(r, log_path_));
     return returned;
   }
@@ -230,28 +230,26 @@ class Session {
   }
 
   // The judgement of a map already seen with the same driver answer is reused:
-  // programs such as Triton encode the same few maps before every launch.
-  // The reference stays valid until the next call (the session's lock is held).
+  // programs such as Triton encode the same few maps before every launch. The
+  // entry (`current_`) stays valid for the rest of the call (the session's lock is held).
   const Judgement& judged(const Capture& c, int driver_result, uint64_t hash) {
+    current_ = nullptr;
     if (!c.map || !c.problems.empty()) return uncached_ = judge(c, driver_result, target_, strict_);
     const uint64_t key = hash ^ (static_cast<uint64_t>(static_cast<uint32_t>(driver_result)) * 0x9e3779b97f4a7c15ull);
     auto it = judged_.find(key);
-    if (it != judged_.end() && it->second.first == *c.map) return it->second.second;
-    if (judged_.size() >= kMaxJudged) judged_.clear();
-    return judged_.insert_or_assign(key, std::make_pair(*c.map, judge(c, driver_result, target_, strict_)))
-        .first->second.second;
+    if (it == judged_.end() || !(it->second.map == *c.map)) {
+      if (judged_.size() >= kMaxJudged) judged_.clear();
+      it = judged_.insert_or_assign(key, Judged{*c.map, judge(c, driver_result, target_, strict_), {}}).first;
+    }
+    current_ = &it->second;
+    return current_->judgement;
   }
 
-  // The record text of the map and its judgement, kept beside the cached judgement.
-  const std::string& judged_text(const CallRecord& r, uint64_t hash) {
-    if (!r.capture.map || !r.capture.problems.empty()) return uncached_text_ = judged_fields(r);
-    std::string& text = texts_[hash ^ static_cast<uint64_t>(static_cast<uint32_t>(r.driver_result))];
-    if (texts_.size() > kMaxJudged) texts_.clear();
-    auto it = judged_.find(hash ^ (static_cast<uint64_t>(static_cast<uint32_t>(r.driver_result)) * 0x9e3779b97f4a7c15ull));
-    const bool same = it != judged_.end() && it->second.first == *r.capture.map;
-    if (!same) return uncached_text_ = judged_fields(r);
-    if (text.empty()) text = judged_fields(r);
-    return text;
+  // The record text of the map and its judgement (judged_fields), made once per cached entry.
+  const std::string& judged_text(const CallRecord& r) {
+    if (current_ == nullptr) return uncached_text_ = judged_fields(r);
+    if (current_->text.empty()) current_->text = judged_fields(r);
+    return current_->text;
   }
 
   // Bounded: the oldest descriptors are forgotten first.
@@ -293,9 +291,14 @@ class Session {
   Counters counters_;
   std::unordered_set<uint64_t> distinct_;
   std::map<Descriptor, tm::TensorMap> maps_;
-  std::unordered_map<uint64_t, std::pair<tm::TensorMap, Judgement>> judged_;
+  struct Judged {
+    tm::TensorMap map;
+    Judgement judgement;
+    std::string text;  // the log's part for this map and verdict, made when first logged
+  };
+  std::unordered_map<uint64_t, Judged> judged_;
+  Judged* current_ = nullptr;  // the cache entry of the call in progress, if it has one
   Judgement uncached_;
-  std::unordered_map<uint64_t, std::string> texts_;
   std::string uncached_text_;
   int pid_ = static_cast<int>(getpid());
   std::deque<Descriptor> order_;

@@ -113,7 +113,7 @@ __global__ void rewrite_slots(CUtensorMap* slots, const CUtensorMap* templates, 
 // ---- (b) stale maps: updates inside one kernel -------------------------------
 
 enum Method { stores, replace };
-enum Fences { none, pause, release_only, acquire_only, release_acquire };
+enum Fences { none, spin_pause, release_only, acquire_only, release_acquire };
 const char* const kFenceName[] = {"no fence", "no fence, 20 us pause", "release only", "acquire only",
                                   "release + acquire"};
 
@@ -147,7 +147,7 @@ __global__ void switch_in_kernel(CUtensorMap* slots, const CUtensorMap* template
     } else {
       ptx::tensormap_replace_global_address(ptx::space_global, m, nxt ? addr_b : addr_a);
     }
-    if constexpr (F == pause) {
+    if constexpr (F == spin_pause) {
       const unsigned long long t0 = dev::global_timer_ns();
       while (dev::global_timer_ns() - t0 < 20000) {
       }
@@ -268,9 +268,9 @@ int main() {
   // ---- (b) updates inside one kernel ----
   using K = void (*)(CUtensorMap*, const CUtensorMap*, uint64_t, uint64_t, uint32_t*);
   const K in_kernel[2][5] = {
-      {switch_in_kernel<stores, none>, switch_in_kernel<stores, pause>, switch_in_kernel<stores, release_only>,
+      {switch_in_kernel<stores, none>, switch_in_kernel<stores, spin_pause>, switch_in_kernel<stores, release_only>,
        switch_in_kernel<stores, acquire_only>, switch_in_kernel<stores, release_acquire>},
-      {switch_in_kernel<replace, none>, switch_in_kernel<replace, pause>, switch_in_kernel<replace, release_only>,
+      {switch_in_kernel<replace, none>, switch_in_kernel<replace, spin_pause>, switch_in_kernel<replace, release_only>,
        switch_in_kernel<replace, acquire_only>, switch_in_kernel<replace, release_acquire>}};
   const char* const method_name[2] = {"generic stores", "tensormap.replace"};
   for (int me = 0; me < 2; ++me)

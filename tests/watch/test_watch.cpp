@@ -305,6 +305,24 @@ TEST_F(Watch, ThreadsGetOneWholeRecordEach) {
   EXPECT_EQ(w.log.back()["calls"], 1200);
 }
 
+// The same map again and again (as Triton encodes before every launch): the cached
+// judgement and record text serve each call, and every record says what the first said.
+TEST_F(Watch, RepeatedMapsGetTheSameRecordEachTime) {
+  for (const char* index : {"1", "0"}) {  // recorded map 1 is refused by the driver, map 0 accepted
+    Outcome w = run(std::string(WATCH_PROBE) + " dlsym repeat " + kVerdicts + " " + index + " 50", true);
+    ASSERT_EQ(w.status, 0) << w.err;
+    const std::vector<json> calls = w.calls();
+    ASSERT_EQ(calls.size(), 50u);
+    for (const json& c : calls) {
+      EXPECT_EQ(c["map"], calls[0]["map"]);
+      EXPECT_EQ(c["findings"], calls[0]["findings"]);
+      EXPECT_EQ(c["verdict"], calls[0]["verdict"]);
+      EXPECT_EQ(c["driver_code"], recorded_results(kVerdicts)[std::stoul(index)]);
+    }
+    EXPECT_EQ(w.log.back()["distinct_maps"], 1);
+  }
+}
+
 TEST_F(Watch, ForkedChildrenCountTheirOwnCallsAndExecKeepsWatching) {
   Outcome f = run(std::string(WATCH_PROBE) + " dlsym fork " + kVerdicts, true);
   ASSERT_EQ(f.status, 0) << f.err;
