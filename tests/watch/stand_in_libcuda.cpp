@@ -177,11 +177,20 @@ STAND_IN abi::CUresult cuDriverGetVersion(int* version) {
 
 STAND_IN abi::CUresult cuGetErrorName(abi::CUresult error, const char** name) {
   if (name == nullptr) return abi::kInvalidValue;
-  *name = error == 0 ? "CUDA_SUCCESS" : error == 1 ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_UNKNOWN";
+  switch (error) {
+    case 0: *name = "CUDA_SUCCESS"; break;
+    case 1: *name = "CUDA_ERROR_INVALID_VALUE"; break;
+    case 200: *name = "CUDA_ERROR_INVALID_IMAGE"; break;
+    case 500: *name = "CUDA_ERROR_NOT_FOUND"; break;
+    case 600: *name = "CUDA_ERROR_NOT_READY"; break;
+    case 715: *name = "CUDA_ERROR_ILLEGAL_INSTRUCTION"; break;
+    default: *name = "CUDA_ERROR_UNKNOWN";
+  }
   return abi::kSuccess;
 }
 
 STAND_IN abi::CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, uint64_t, int* status);
+extern "C" void* tmakit_stand_in_check_proc(const char* symbol);  // stand_in_check.cpp
 
 STAND_IN abi::CUresult cuGetProcAddress(const char* symbol, void** pfn, int version, uint64_t flags) {
   return cuGetProcAddress_v2(symbol, pfn, version, flags, nullptr);
@@ -211,7 +220,10 @@ STAND_IN abi::CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int v
       if (status) *status = 0;  // CU_GET_PROC_ADDRESS_SUCCESS
       return abi::kSuccess;
     }
-  *pfn = nullptr;
+  if ((*pfn = tmakit_stand_in_check_proc(symbol)) != nullptr) {
+    if (status) *status = 0;
+    return abi::kSuccess;
+  }
   if (status) *status = 1;  // CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
   return abi::kNotFound;
 }

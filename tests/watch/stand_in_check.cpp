@@ -1,0 +1,256 @@
+// The stand-in libcuda's part for `tmakit check` (tests only; stand_in_libcuda.cpp has the
+// rest). It answers the module, memory, launch and event calls from recorded behaviour, not by
+// running anything:
+//   - a module is its image's text (PTX, or a "cubin": the bytes "\x7fELF" followed by the PTX
+//     it was built from); its globals are `__tmakit_trace[4]` when the text declares it and
+//     `__tmakit_module_id` with the value the text gives it; its functions are its `.entry`s;
+//   - host-mapped memory is ordinary memory, its device address the host address (as under
+//     unified addressing);
+//   - a launch copies the records of TMAKIT_STAND_IN_TRACE (a trace.bin: 128-byte records, as
+//     an H100 run left them) into the buffer `__tmakit_trace` points at and sets the next-index
+//     word, as the kernel's atom.add would; then it is finished, or never finishes
+//     (TMAKIT_STAND_IN_OUTCOME=hang: events stay CUDA_ERROR_NOT_READY, cuCtxSynchronize blocks),
+//     or faults (=fault: CUDA_ERROR_ILLEGAL_INSTRUCTION, sticky: every later call returns it).
+//   - TMAKIT_STAND_IN_LOADED names a file that gets each loaded image's text, for the tests.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../../src/watch/check_abi.hpp"
+
+namespace {
+
+namespace abi = tmakit::watch::abi;
+constexpr abi::CUresult kInvalidImage = 200, kIllegalInstruction = 715;
+
+struct Module {
+  std::string text;
+  uint64_t trace[4] = {0, 0, 0, 0};
+  uint64_t module_id = 0;
+};
+struct Function {
+  Module* module;
+  std::string name;
+};
+struct Link {
+  std::string text;
+  std::string cubin;
+};
+
+std::mutex g_mutex;
+abi::CUresult g_sticky = 0;        // the context's sticky error after a fault
+bool g_pending_forever = false;    // the last launch hangs
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// The module's text from an image: PTX (NUL-terminated) or the stand-in's "cubin".
+bool image_text(const void* image, std::string& text) {
+  if (image == nullptr) return false;
+  const char* p = static_cast<const char*>(image);
+  if (std::memcmp(p, "\x7f" "ELF", 4) == 0) p += 4;
+  text = p;
+  return text.find(".version") != std::string::npos && text.find(".target") != std::string::npos;
+}
+
+abi::CUresult load(void** out, const void* image) {
+  if (g_sticky) return g_sticky;
+  std::string text;
+  if (out == nullptr || !image_text(image, text)) return kInvalidImage;
+  auto* m = new Module{text};
+  if (size_t at = text.find("__tmakit_module_id = "); at != std::string::npos)
+    m->module_id = std::strtoull(text.c_str() + at + 21, nullptr, 10);
+  if (std::string f = env("TMAKIT_STAND_IN_LOADED"); !f.empty()) std::ofstream(f, std::ios::app) << text << '\0';
+  *out = m;
+  return 0;
+}
+
+abi::CUresult global(unsigned long long* d, size_t* bytes, void* module, const char* name) {
+  if (g_sticky) return g_sticky;
+  auto* m = static_cast<Module*>(module);
+  if (m == nullptr || name == nullptr) return abi::kInvalidValue;
+  const std::string n = name;
+  if (n == "__tmakit_trace" && m->text.find("__tmakit_trace[4]") != std::string::npos) {
+    if (d) *d = reinterpret_cast<uintptr_t>(m->trace);
+    if (bytes) *bytes = sizeof m->trace;
+    return 0;
+  }
+  if (n == "__tmakit_module_id" && m->text.find("__tmakit_module_id = ") != std::string::npos) {
+    if (d) *d = reinterpret_cast<uintptr_t>(&m->module_id);
+    if (bytes) *bytes = 8;
+    return 0;
+  }
+  return abi::kNotFound;
+}
+
+abi::CUresult get_function(void** f, void* module, const char* name) {
+  if (g_sticky) return g_sticky;
+  auto* m = static_cast<Module*>(module);
+  if (f == nullptr || m == nullptr || name == nullptr) return abi::kInvalidValue;
+  if (m->text.find(std::string(".entry ") + name) == std::string::npos) return abi::kNotFound;
+  *f = new Function{m, name};
+  return 0;
+}
+
+// What the kernel would have written: the recorded records, then the next-index word.
+abi::CUresult launch(void* f) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_sticky) return g_sticky;
+  auto* fn = static_cast<Function*>(f);
+  if (fn == nullptr) return abi::kInvalidValue;
+  Module* m = fn->module;
+  if (m->trace[0] != 0) {
+    std::ifstream in(env("TMAKIT_STAND_IN_TRACE"), std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    const std::string bytes = s.str();
+    const uint64_t n = bytes.size() / 128;
+    std::memcpy(reinterpret_cast<void*>(m->trace[0]), bytes.data(), std::min<uint64_t>(n, m->trace[1]) * 128);
+    m->trace[2] += n;
+  }
+  const std::string outcome = env("TMAKIT_STAND_IN_OUTCOME");
+  g_pending_forever = outcome == "hang";
+  if (outcome == "fault") g_sticky = kIllegalInstruction;
+  return 0;
+}
+
+abi::CUresult query() {
+  if (g_sticky) return g_sticky;
+  return g_pending_forever ? abi::kNotReady : 0;
+}
+
+}  // namespace
+
+#define STAND_IN extern "C" __attribute__((visibility("default")))
+
+STAND_IN abi::CUresult cuModuleLoadData(void** m, const void* image) { return load(m, image); }
+STAND_IN abi::CUresult cuModuleLoadDataEx(void** m, const void* image, unsigned, int*, void**) {
+  return load(m, image);
+}
+STAND_IN abi::CUresult cuLibraryLoadData(void** l, const void* code, int*, void**, unsigned, int*, void**, unsigned) {
+  return load(l, code);
+}
+STAND_IN abi::CUresult cuModuleUnload(void* m) {
+  delete static_cast<Module*>(m);
+  return 0;
+}
+STAND_IN abi::CUresult cuModuleGetGlobal_v2(unsigned long long* d, size_t* bytes, void* m, const char* name) {
+  return global(d, bytes, m, name);
+}
+STAND_IN abi::CUresult cuLibraryGetGlobal(unsigned long long* d, size_t* bytes, void* l, const char* name) {
+  return global(d, bytes, l, name);
+}
+STAND_IN abi::CUresult cuModuleGetFunction(void** f, void* m, const char* name) { return get_function(f, m, name); }
+STAND_IN abi::CUresult cuLibraryGetKernel(void** k, void* l, const char* name) { return get_function(k, l, name); }
+STAND_IN abi::CUresult cuKernelGetFunction(void** f, void* k) {
+  if (f == nullptr || k == nullptr) return abi::kInvalidValue;
+  *f = k;  // the driver lets a CUkernel stand for a CUfunction
+  return g_sticky;
+}
+
+STAND_IN abi::CUresult cuLinkCreate_v2(unsigned, int*, void**, void** state) {
+  *state = new Link;
+  return g_sticky;
+}
+STAND_IN abi::CUresult cuLinkAddData_v2(void* state, int type, void* data, size_t, const char*, unsigned, int*,
+                                        void**) {
+  std::string text;
+  if (type != abi::kJitInputPtx || !image_text(data, text)) return kInvalidImage;
+  static_cast<Link*>(state)->text += text;
+  return g_sticky;
+}
+STAND_IN abi::CUresult cuLinkComplete(void* state, void** cubin, size_t* size) {
+  auto* l = static_cast<Link*>(state);
+  l->cubin = "\x7f" "ELF" + l->text;
+  *cubin = l->cubin.data();
+  *size = l->cubin.size() + 1;
+  return g_sticky;
+}
+STAND_IN abi::CUresult cuLinkDestroy(void* state) {
+  delete static_cast<Link*>(state);
+  return 0;
+}
+
+STAND_IN abi::CUresult cuLaunchKernel(void* f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                      void*, void**, void**) {
+  return launch(f);
+}
+STAND_IN abi::CUresult cuLaunchKernelEx(const abi::LaunchConfig* config, void* f, void**, void**) {
+  return config == nullptr ? abi::kInvalidValue : launch(f);
+}
+
+STAND_IN abi::CUresult cuMemHostAlloc(void** p, size_t bytes, unsigned) {
+  if (g_sticky) return g_sticky;
+  *p = std::aligned_alloc(128, (bytes + 127) / 128 * 128);
+  return *p ? 0 : 2;  // CUDA_ERROR_OUT_OF_MEMORY
+}
+STAND_IN abi::CUresult cuMemHostGetDevicePointer_v2(unsigned long long* d, void* p, unsigned) {
+  *d = reinterpret_cast<uintptr_t>(p);
+  return g_sticky;
+}
+STAND_IN abi::CUresult cuMemFreeHost(void* p) {
+  std::free(p);
+  return 0;
+}
+STAND_IN abi::CUresult cuMemcpyHtoD_v2(unsigned long long d, const void* src, size_t bytes) {
+  if (g_sticky) return g_sticky;
+  std::memcpy(reinterpret_cast<void*>(d), src, bytes);
+  return 0;
+}
+STAND_IN abi::CUresult cuMemcpyDtoH_v2(void* dst, unsigned long long s, size_t bytes) {
+  if (g_sticky) return g_sticky;
+  std::memcpy(dst, reinterpret_cast<const void*>(s), bytes);
+  return 0;
+}
+
+STAND_IN abi::CUresult cuEventCreate(void** e, unsigned) {
+  static int event;
+  *e = &event;
+  return g_sticky;
+}
+STAND_IN abi::CUresult cuEventRecord(void*, void*) { return g_sticky; }
+STAND_IN abi::CUresult cuEventQuery(void*) { return query(); }
+STAND_IN abi::CUresult cuEventDestroy_v2(void*) { return 0; }
+STAND_IN abi::CUresult cuStreamQuery(void*) { return query(); }
+STAND_IN abi::CUresult cuCtxSynchronize() {
+  while (query() == abi::kNotReady) std::this_thread::sleep_for(std::chrono::seconds(1));
+  return query();
+}
+
+// The names cuGetProcAddress answers for the calls above (version 12000 and later).
+extern "C" void* tmakit_stand_in_check_proc(const char* symbol) {
+  struct Entry {
+    const char* name;
+    void* fn;
+  };
+#define E(name, fn) {name, reinterpret_cast<void*>(&fn)}
+  static const Entry table[] = {
+      E("cuModuleLoadData", cuModuleLoadData), E("cuModuleLoadDataEx", cuModuleLoadDataEx),
+      E("cuLibraryLoadData", cuLibraryLoadData), E("cuModuleUnload", cuModuleUnload),
+      E("cuModuleGetGlobal", cuModuleGetGlobal_v2), E("cuLibraryGetGlobal", cuLibraryGetGlobal),
+      E("cuModuleGetFunction", cuModuleGetFunction), E("cuLibraryGetKernel", cuLibraryGetKernel),
+      E("cuKernelGetFunction", cuKernelGetFunction), E("cuLinkCreate", cuLinkCreate_v2),
+      E("cuLinkAddData", cuLinkAddData_v2), E("cuLinkComplete", cuLinkComplete), E("cuLinkDestroy", cuLinkDestroy),
+      E("cuLaunchKernel", cuLaunchKernel), E("cuLaunchKernelEx", cuLaunchKernelEx),
+      E("cuMemHostAlloc", cuMemHostAlloc), E("cuMemHostGetDevicePointer", cuMemHostGetDevicePointer_v2),
+      E("cuMemFreeHost", cuMemFreeHost), E("cuMemcpyHtoD", cuMemcpyHtoD_v2), E("cuMemcpyDtoH", cuMemcpyDtoH_v2),
+      E("cuEventCreate", cuEventCreate), E("cuEventRecord", cuEventRecord), E("cuEventQuery", cuEventQuery),
+      E("cuEventDestroy", cuEventDestroy_v2), E("cuStreamQuery", cuStreamQuery),
+      E("cuCtxSynchronize", cuCtxSynchronize),
+  };
+#undef E
+  for (const Entry& e : table)
+    if (std::strcmp(symbol, e.name) == 0) return e.fn;
+  return nullptr;
+}

@@ -1,0 +1,188 @@
+// tmakit::check's capture (include/tmakit/check/capture.hpp) on the stand-in libcuda
+// (stand_in_check.cpp: host-mapped memory is plain memory, a module's globals are fields of
+// the stand-in's module). The expectations are trace.hpp's layout and docs/check.md's trace
+// directory, read back independently here.
+#include <gtest/gtest.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tmakit/check/capture.hpp"
+#include "tmakit/instrument/instrument.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using tmakit::instrument::Record;
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const std::string kModule = std::string(TMAKIT_SOURCE_DIR) + "/tests/corpus/nvcc/test_debug_wait.sm_90a.ptx";
+
+struct Stand {
+  tmakit::check::DriverCalls driver = tmakit::check::driver_calls_from_libcuda();
+  int (*load)(CUmodule*, const void*) = nullptr;
+  Stand() {
+    void* h = dlopen("libcuda.so.1", RTLD_NOW);
+    if (h) load = reinterpret_cast<int (*)(CUmodule*, const void*)>(dlsym(h, "cuModuleLoadData"));
+  }
+};
+
+Record record(uint32_t site, uint16_t op, uint32_t cta) {
+  Record r{};
+  r.site = site;
+  r.op = op;
+  r.ctaid_x = cta;
+  for (int i = 0; i < 96; ++i) r.values[i] = static_cast<uint8_t>(site * 7 + i);
+  return r;
+}
+
+TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
+  Stand s;
+  ASSERT_TRUE(s.driver.complete()) << "the stand-in libcuda must be on LD_LIBRARY_PATH";
+  auto inst = tmakit::instrument::instrument_module(read_file(kModule), kModule);
+  ASSERT_EQ(inst.status, 0);
+  CUmodule m = nullptr;
+  ASSERT_EQ(s.load(&m, inst.text.c_str()), 0);
+  std::string why;
+  auto t = tmakit::check::TraceBuffer::create(s.driver, 64, &why);
+  ASSERT_TRUE(t) << why;
+  ASSERT_TRUE(t->attach(m, &why)) << why;
+
+  // The words, read through the driver as the device would see them.
+  CUdeviceptr words = 0;
+  size_t bytes = 0;
+  ASSERT_EQ(s.driver.module_get_global(&words, &bytes, m, "__tmakit_trace"), 0);
+  ASSERT_EQ(bytes, 32u);
+  uint64_t w[4];
+  ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
+  EXPECT_EQ(w[0], t->device_address());
+  EXPECT_EQ(w[1], 64u);
+  EXPECT_EQ(w[2], 0u);
+
+  // The device's part, by hand: records 0, 2 and 5 written, 1/3/4 holes, next = 6.
+  auto* recs = reinterpret_cast<Record*>(static_cast<uintptr_t>(w[0]));
+  recs[0] = record(3, 10, 0);
+  recs[2] = record(4, 4, 1);
+  recs[5] = record(5, 15, 1);
+  w[2] = 6;
+  ASSERT_EQ(s.driver.memcpy_htod(words, w, sizeof w), 0);
+
+  auto written = t->written();
+  ASSERT_EQ(written.size(), 3u);
+  EXPECT_EQ(written[0].site, 3u);
+  EXPECT_EQ(written[1].op, 4u);
+  EXPECT_EQ(written[2].ctaid_x, 1u);
+  EXPECT_EQ(std::memcmp(&written[1], &recs[2], sizeof(Record)), 0);
+  EXPECT_EQ(t->read_next(), std::optional<uint64_t>(6));
+  EXPECT_EQ(t->snapshot(6).size(), 6u);
+  EXPECT_EQ(t->snapshot(std::nullopt).size(), 6u);  // one past the last written record
+  EXPECT_EQ(t->snapshot(1000).size(), 64u);         // dropped records past the capacity
+
+  t->reset();
+  EXPECT_TRUE(t->written().empty());
+  ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
+  EXPECT_EQ(w[2], 0u);
+  EXPECT_EQ(w[0], t->device_address());  // still attached
+}
+
+TEST(CheckCapture, ModuleWithoutTraceIsNotAttached) {
+  Stand s;
+  CUmodule m = nullptr;
+  const std::string plain = read_file(kModule);
+  ASSERT_EQ(s.load(&m, plain.c_str()), 0);
+  std::string why;
+  auto t = tmakit::check::TraceBuffer::create(s.driver, 8, &why);
+  ASSERT_TRUE(t) << why;
+  EXPECT_FALSE(t->attach(m, &why));
+  EXPECT_NE(why.find("__tmakit_trace"), std::string::npos) << why;
+  EXPECT_NE(why.find("CUDA_ERROR_NOT_FOUND"), std::string::npos) << why;
+}
+
+TEST(CheckCapture, RefusesAnIncompleteDriverAndAZeroCapacity) {
+  std::string why;
+  EXPECT_FALSE(tmakit::check::TraceBuffer::create({}, 8, &why));
+  EXPECT_NE(why.find("cuMemHostAlloc"), std::string::npos);
+  Stand s;
+  EXPECT_FALSE(tmakit::check::TraceBuffer::create(s.driver, 0, &why));
+  EXPECT_NE(why.find("capacity 0"), std::string::npos) << why;
+}
+
+TEST(CheckCapture, TraceDirectoryAsTheContractSays) {
+  const fs::path dir = fs::temp_directory_path() / ("tmakit-capture-" + std::to_string(getpid())) / "launch-0";
+  std::vector<Record> recs = {record(1, 10, 0), Record{}, record(2, 4, 3)};
+  tmakit::check::LaunchInfo info;
+  info.kernel = "_Z1kv";
+  info.grid[0] = 4;
+  info.block[0] = 128;
+  info.cluster[1] = 2;
+  info.dynamic_smem = 1024;
+  info.outcome = "timeout";
+  info.driver_result = "CUDA_ERROR_NOT_READY";
+  info.timeout_s = 2.5;
+  tmakit::check::write_trace_dir(dir, info, recs, 16, R"({"version":1,"sites":[]})", "{\"kind\":\"call\"}\n",
+                                 "// ptx\n");
+  auto meta = nlohmann::json::parse(read_file(dir / "meta.json"));
+  EXPECT_EQ(meta["format"], "tmakit-trace/1");
+  EXPECT_EQ(meta["kernel"], "_Z1kv");
+  EXPECT_EQ(meta["grid"], nlohmann::json::parse("[4,1,1]"));
+  EXPECT_EQ(meta["block"], nlohmann::json::parse("[128,1,1]"));
+  EXPECT_EQ(meta["cluster"], nlohmann::json::parse("[1,2,1]"));
+  EXPECT_EQ(meta["dynamic_smem"], 1024);
+  EXPECT_EQ(meta["outcome"], "timeout");
+  EXPECT_EQ(meta["driver_result"], "CUDA_ERROR_NOT_READY");
+  EXPECT_EQ(meta["records"], 3);
+  EXPECT_TRUE(meta["next"].is_null());
+  EXPECT_EQ(meta["capacity"], 16);
+  EXPECT_EQ(meta["timeout_s"], 2.5);
+  EXPECT_EQ(meta["target"], "sm_90a");
+  const std::string bin = read_file(dir / "trace.bin");
+  ASSERT_EQ(bin.size(), 3 * 128u);
+  EXPECT_EQ(std::memcmp(bin.data() + 256, &recs[2], 128), 0);
+  EXPECT_EQ(bin[128 + 4], 0);  // the hole stays a hole
+  EXPECT_EQ(read_file(dir / "sites.json"), R"({"version":1,"sites":[]})");
+  EXPECT_EQ(read_file(dir / "maps.jsonl"), "{\"kind\":\"call\"}\n");
+  EXPECT_EQ(read_file(dir / "module.ptx"), "// ptx\n");
+  // Written again: replaced whole, no temporary left beside it.
+  info.outcome = "completed";
+  info.next = 3;
+  tmakit::check::write_trace_dir(dir, info, recs, 16, "{}", "", "");
+  EXPECT_FALSE(fs::exists(dir / "module.ptx"));
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "meta.json"))["next"], 3);
+  EXPECT_FALSE(nlohmann::json::parse(read_file(dir / "meta.json")).contains("timeout_s"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.parent_path()), fs::directory_iterator()), 1);
+  fs::remove_all(dir.parent_path());
+}
+
+TEST(CheckCapture, ModuleIdLineAfterTheTraceDeclaration) {
+  auto inst = tmakit::instrument::instrument_module(read_file(kModule), kModule);
+  ASSERT_EQ(inst.status, 0);
+  uint64_t id = 0;
+  auto with_id = tmakit::check::add_module_id(inst.text, &id);
+  ASSERT_TRUE(with_id);
+  // FNV-1a of the instrumented text, computed here independently.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : inst.text) h = (h ^ c) * 0x100000001b3ull;
+  EXPECT_EQ(id, h);
+  const size_t decl = with_id->find("__tmakit_trace[4];");
+  const size_t line = with_id->find('\n', decl) + 1;
+  EXPECT_EQ(with_id->substr(line, with_id->find('\n', line) - line),
+            ".global .align 8 .u64 __tmakit_module_id = " + std::to_string(h) + ";");
+  // Taking the line out gives the text back.
+  std::string back = *with_id;
+  back.erase(line, with_id->find('\n', line) + 1 - line);
+  EXPECT_EQ(back, inst.text);
+  EXPECT_FALSE(tmakit::check::add_module_id(read_file(kModule), nullptr));  // not instrumented
+}
+
+}  // namespace
