@@ -112,6 +112,7 @@ void run_transpose(Suite&);
 void run_reduce(Suite&);
 void run_im2col(Suite&);
 void run_multicast(Suite&);
+void run_gemm_feed(Suite&);
 
 // Occupancy check: returns CTAs per SM the kernel actually gets with `smem` dynamic bytes.
 template <class K>

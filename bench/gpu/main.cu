@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   run_reduce(s);
   run_im2col(s);
   run_multicast(s);
+  run_gemm_feed(s);
   FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
   summary(s, csv);
   if (csv) std::fclose(csv);

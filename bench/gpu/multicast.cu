@@ -20,10 +20,15 @@ constexpr uint32_t kTileRows = 128, kRowBytes = 128, kTile = kTileRows * kRowByt
 // rows r/CS of each tile and multicasts them to all CS CTAs. Mode 2: the
 // cluster's rank 0 loads the whole tile and multicasts it (one tile broadcast).
 // cw: wait on the barriers that remote CTAs complete with cluster-scope acquire.
+// rel: how consumers hand a slot back to the CTAs that write it. 0: lane 0 sends
+// every remote arrival with .release.cluster (a cluster-scope fence each);
+// 1: lane q sends the arrival for rank q with .release.cta (CUTLASS's
+// ClusterBarrier::arrive(cta_id)); 2: as 1, and the full-barrier waits acquire at
+// CTA scope too (the data is delivered by the async proxy to this CTA's barrier).
 template <int CS, int Mode, int Stages>
 __global__ void __cluster_dims__(CS, 1, 1) __launch_bounds__(64)
     mcast_feed(const __grid_constant__ dev::MapHandle m, uint32_t tiles_per_group, uint8_t* check, uint32_t* sink,
-               int cw) {
+               int cw, int rel) {
   extern __shared__ uint8_t smem_raw[];
   __shared__ dev::Pipeline<Stages> pipe;
   uint8_t* slots = align_1k(smem_raw);
@@ -59,7 +64,7 @@ __global__ void __cluster_dims__(CS, 1, 1) __launch_bounds__(64)
     uint32_t acc = 0;
     const int lane = threadIdx.x & 31;
     for (uint32_t k = 0; k < tiles_per_group; ++k) {
-      dev::wait_parity(&pipe.full[ps.stage], ps.phase, kTile, Mode != 0);
+      dev::wait_parity(&pipe.full[ps.stage], ps.phase, kTile, Mode != 0 && rel < 2);
       const uint8_t* slot = slots + ps.stage * kTile;
       if (check) {
         uint4* dst = reinterpret_cast<uint4*>(check + (size_t(blockIdx.x) * tiles_per_group + k) * kTile);
@@ -68,8 +73,13 @@ __global__ void __cluster_dims__(CS, 1, 1) __launch_bounds__(64)
         acc += reinterpret_cast<const uint32_t*>(slot)[lane];
       }
       __syncwarp();
-      if (lane == 0) {
-        uint64_t* e = &pipe.empty[ps.stage];
+      uint64_t* e = &pipe.empty[ps.stage];
+      if (Mode == 1 && rel > 0) {
+        if (lane < CS) dev::arrive_cluster<dev::Scope::cta>(cluster.map_shared_rank(e, lane));
+      } else if (Mode == 2 && rel > 0) {
+        if (lane == 0) dev::arrive_cluster<dev::Scope::cta>(cluster.map_shared_rank(e, 0));
+        if (lane == 1 && rank != 0) dev::arrive(e);
+      } else if (lane == 0) {
         if constexpr (Mode == 1) {
           for (int q = 0; q < CS; ++q) dev::arrive_cluster(cluster.map_shared_rank(e, q));
         } else if constexpr (Mode == 2) {
@@ -103,7 +113,7 @@ __global__ void expect_k(const uint8_t* check, const uint8_t* x, uint32_t tiles_
 }  // namespace
 
 template <int CS, int Mode, int S>
-static void mcast_case(Suite& s, int kGrid, int cw, const Buf& x, uint32_t tiles, Buf& check, Buf& sink,
+static void mcast_case(Suite& s, int kGrid, int cw, int rel, const Buf& x, uint32_t tiles, Buf& check, Buf& sink,
                        unsigned long long* bad) {
   constexpr bool Multicast = Mode == 1;
   const std::string wl = fmt("multicast 16K tiles, %d CTAs share", CS);
@@ -118,7 +128,8 @@ static void mcast_case(Suite& s, int kGrid, int cw, const Buf& x, uint32_t tiles
   const size_t smem = size_t(S) * kTile + 1024;
   BENCH_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const std::string cfg =
-      fmt("S%d, %d clusters of %d, %u tiles each%s", S, groups, CS, tpg, Mode && cw ? ", cluster-scope waits" : "");
+      fmt("S%d, %d clusters of %d, %u tiles each%s%s", S, groups, CS, tpg, Mode && cw ? ", cluster-scope waits" : "",
+          Mode == 0 ? "" : rel == 0 ? ", releases .cluster" : rel == 1 ? ", releases .cta" : ", releases and full waits .cta");
   if (ctas_per_sm(k, 64, smem) * s.sms < kGrid) {
     std::printf("  skip %s %s: %d CTAs do not fit at once\n", wl.c_str(), cfg.c_str(), kGrid);
     return;
@@ -134,8 +145,8 @@ static void mcast_case(Suite& s, int kGrid, int cw, const Buf& x, uint32_t tiles
   r.note = fmt("(L2->SM %.0f MB, DRAM %.0f MB)", r.bytes / (Mode ? CS : 1) / 1e6, double(tiles) * kTile / 1e6);
   s.check_and_time(
       r, [&] { poison(check.p, size_t(kGrid) * tpg * kTile); },
-      [&] { k<<<kGrid, 64, smem>>>(h, tpg, check.as<uint8_t>(), sink.as<uint32_t>(), cw); }, mismatches,
-      [&] { k<<<kGrid, 64, smem>>>(h, tpg, nullptr, sink.as<uint32_t>(), cw); });
+      [&] { k<<<kGrid, 64, smem>>>(h, tpg, check.as<uint8_t>(), sink.as<uint32_t>(), cw, rel); }, mismatches,
+      [&] { k<<<kGrid, 64, smem>>>(h, tpg, nullptr, sink.as<uint32_t>(), cw, rel); });
 }
 
 void run_multicast(Suite& s) {
@@ -148,15 +159,17 @@ void run_multicast(Suite& s) {
   // 128 CTAs (one per SM) with 6 stages; then cluster-scope waits on the barriers
   // that remote CTAs complete, 256 CTAs, and the leader-broadcast form.
   for (int grid : {128, 256}) {
-    mcast_case<2, 0, 6>(s, grid, 0, x, tiles, check, sink, bad);
-    mcast_case<4, 0, 6>(s, grid, 0, x, tiles, check, sink, bad);
-    for (int cw : {0, 1}) {
-      if (s.quick && (grid == 256 || cw == 0)) continue;
-      mcast_case<2, 1, 6>(s, grid, cw, x, tiles, check, sink, bad);
-      mcast_case<4, 1, 6>(s, grid, cw, x, tiles, check, sink, bad);
-      mcast_case<2, 2, 6>(s, grid, cw, x, tiles, check, sink, bad);
-      mcast_case<4, 2, 6>(s, grid, cw, x, tiles, check, sink, bad);
-    }
+    mcast_case<2, 0, 6>(s, grid, 0, 0, x, tiles, check, sink, bad);
+    mcast_case<4, 0, 6>(s, grid, 0, 0, x, tiles, check, sink, bad);
+    for (int cw : {0, 1})
+      for (int rel : {0, 1, 2}) {
+        if (s.quick && (grid == 256 || cw == 0)) continue;
+        if (cw == 1 && rel == 2) continue;  // cluster-scope waits contradict .cta full waits' point
+        mcast_case<2, 1, 6>(s, grid, cw, rel, x, tiles, check, sink, bad);
+        mcast_case<4, 1, 6>(s, grid, cw, rel, x, tiles, check, sink, bad);
+        mcast_case<2, 2, 6>(s, grid, cw, rel, x, tiles, check, sink, bad);
+        mcast_case<4, 2, 6>(s, grid, cw, rel, x, tiles, check, sink, bad);
+      }
   }
   cudaFree(bad);
 }

@@ -1,8 +1,10 @@
 // The pipeline helpers the benchmark suite tuned (include/tmakit/device/pipeline.cuh):
 // Relay<Stages, Lag> (one-thread load -> store relay gated by wait_group.read)
-// and Pipeline::consumer_release_warp. Each case is checked against values
+// Pipeline::consumer_release_warp and Pipeline::consumer_release_writers
+// (multicast slices in a cluster of 4). Each case is checked against values
 // computed here on the host. Not a ctest test (CI has no GPU): scripts/gpu-bench.sh
 // runs it on the device machine before the suite. Exit 0 = pass.
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -98,6 +100,42 @@ __global__ void warp_release(const __grid_constant__ dev::MapHandle in, int n, u
   }
 }
 
+// consumer_release_writers: a cluster of 4 CTAs shares every box; CTA r loads rows
+// [2r, 2r + 2) of it for all four (multicast), so each CTA's slot has 4 writers and
+// each writer's empty barrier hears 2 consumer warps × 4 CTAs.
+__global__ void __cluster_dims__(4, 1, 1) multicast_release(const __grid_constant__ dev::MapHandle slice, int n,
+                                                             uint32_t* sums) {
+  __shared__ alignas(128) uint32_t slots[3][BX * BY];
+  __shared__ dev::Pipeline<3> pipe;
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const uint32_t rank = cluster.block_rank();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) pipe.init(2 * 4);
+  cluster.sync();
+  dev::PipeState ps;
+  if (warp == 2) {
+    if (lane == 0)
+      for (int k = 0; k < n; ++k) {
+        uint64_t* full = pipe.producer_acquire(ps, slice, 4);  // 4 slices land in every CTA
+        const int32_t c[2] = {(k % TX) * BX, (k / TX) * BY + int32_t(rank) * 2};
+        dev::load_tile_multicast(&slots[ps.stage][rank * 2 * BX], slice, c, full, uint16_t(0xF));
+        ps.advance<3>();
+      }
+  } else {
+    for (int k = 0; k < n; ++k) {
+      pipe.consumer_wait(ps, 4 * slice.box_bytes);
+      uint32_t v = 0;
+      for (int e = lane; e < 128; e += 32) v += slots[ps.stage][(e / 16) * BX + warp * 16 + e % 16];
+      for (int o = 16; o; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+      pipe.consumer_release_writers(ps, 0xF);
+      if (lane == 0) sums[(blockIdx.x * n + k) * 2 + warp] = v;
+      ps.advance<3>();
+    }
+  }
+  cluster.sync();  // no CTA leaves while a peer may still write into it or arrive on it
+}
+
 static TensorMap map2(void* p, int rank) {
   TensorMap m;
   m.data_type = DataType::uint32;
@@ -187,6 +225,30 @@ int main() {
         ok &= got[k * 4 + w] == s;
       }
     check(ok, "Pipeline<3>::consumer_release_warp: 40 boxes, 4 warps, one arrival each");
+  }
+  // consumer_release_writers: 30 boxes through 3 slots, 2 clusters of 4 CTAs.
+  {
+    const int n = 30, ctas = 8;
+    TensorMap m = map2(in, 2);
+    m.box = {BX, 2, 1};
+    uint32_t* msums;
+    CUDA_OK(cudaMalloc(&msums, size_t(ctas) * n * 2 * 4));
+    multicast_release<<<ctas, 96>>>(dev::make_map_handle(m), n, msums);
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<uint32_t> got(size_t(ctas) * n * 2);
+    CUDA_OK(cudaMemcpy(got.data(), msums, got.size() * 4, cudaMemcpyDeviceToHost));
+    cudaFree(msums);
+    bool ok = true;
+    for (int b = 0; b < ctas; ++b)
+      for (int k = 0; k < n; ++k)
+        for (int w = 0; w < 2; ++w) {
+          uint32_t s = 0;
+          for (int y = 0; y < BY; ++y)
+            for (int x = 0; x < 16; ++x) s += host[size_t((k / TX) * BY + y) * W + (k % TX) * BX + w * 16 + x];
+          ok &= got[(size_t(b) * n + k) * 2 + w] == s;
+        }
+    check(ok, "Pipeline<3>::consumer_release_writers: 30 boxes, each CTA of 4 multicasts a quarter, 2 warps each");
   }
   std::printf("%s: %d failure(s)\n", failures ? "FAILED" : "ALL PASSED", failures);
   return failures ? 1 : 0;

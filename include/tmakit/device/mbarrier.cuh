@@ -116,9 +116,23 @@ __device__ inline void complete_tx(uint64_t* bar, uint32_t bytes) {
 
 // ---- arrivals on a barrier of another CTA of the cluster (.shared::cluster, `_` result) ----
 
-// mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote_bar]{, count}
+// mbarrier.arrive.release.SCOPE.shared::cluster.b64 _, [remote_bar]{, count}
+// Scope::cluster (default) makes everything this thread did before visible to the
+// cluster: a cluster-scope fence per arrival (the membar stalls of the multicast
+// benchmark, docs/benchmarks.md). Scope::cta orders only this thread's accesses to
+// its own CTA's memory, which is enough to hand back a slot this CTA has finished
+// *reading* (the reads are performed before the arrive), and is what CUTLASS's
+// ClusterBarrier::arrive(cta_id) emits. Inline PTX for .cta: CCCL 13.0 has only
+// the .cluster form.
+template <Scope S = Scope::cluster>
 __device__ inline void arrive_cluster(uint64_t* remote_bar) {
-  cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cluster, cuda::ptx::space_cluster, remote_bar);
+  if constexpr (S == Scope::cluster) {
+    cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cluster, cuda::ptx::space_cluster,
+                               remote_bar);
+  } else {
+    asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 _, [%0];" ::"r"(smem_addr(remote_bar))
+                 : "memory");
+  }
 }
 __device__ inline void arrive_cluster(uint64_t* remote_bar, uint32_t count) {
   cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cluster, cuda::ptx::space_cluster, remote_bar,
