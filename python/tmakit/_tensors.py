@@ -1,0 +1,213 @@
+"""What a tensor object says about itself (DLPack, __cuda_array_interface__,
+__array_interface__), turned into a tensor map: TensorMap.from_tensor and from_triton.
+
+A tensor's shape is outermost first; a map's dims are innermost first, so the
+dims are the shape reversed and map stride i is the byte stride of tensor
+dimension ndim-1-i. Element strides (DLPack, Triton) are multiplied by the
+element size; the interfaces give bytes already."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _core, _values
+from ._errors import InputError
+from ._maps import TensorMap
+
+__all__ = ["TensorFacts", "describe", "from_tensor", "from_triton", "host_bytes"]
+
+# DLPack type codes (dlpack.h: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4) → map data types.
+_DLPACK_TYPES = {(1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32", (0, 32): "int32", (1, 64): "uint64",
+                 (0, 64): "int64", (2, 16): "float16", (2, 32): "float32", (2, 64): "float64", (4, 16): "bfloat16"}
+_DLPACK_NAMES = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 5: "complex", 6: "bool"}
+# Array-interface type strings (kind, bytes) → map data types.
+_TYPESTR_TYPES = {("u", 1): "uint8", ("u", 2): "uint16", ("u", 4): "uint32", ("i", 4): "int32", ("u", 8): "uint64",
+                  ("i", 8): "int64", ("f", 2): "float16", ("f", 4): "float32", ("f", 8): "float64"}
+DLPACK_CPU, DLPACK_CUDA = 1, 2
+
+
+@dataclass(frozen=True)
+class TensorFacts:
+    """A tensor as a tensor map sees it: outermost dimension first, strides in bytes."""
+
+    shape: Tuple[int, ...]
+    byte_strides: Tuple[int, ...]
+    data_type: str
+    element_bytes: int
+    address: int
+    device: str  # "cpu" or "cuda"
+    source: str  # which interface said so: "dlpack", "cuda_array_interface", "array_interface"
+
+
+def _data_type(name: Optional[str], what: str, where: str) -> str:
+    if name is None:
+        raise InputError(f"{what} has no tensor-map data type (uint8 uint16 uint32 int32 uint64 int64 float16 "
+                         "float32 float64 bfloat16; view int8/int16 data as uint8/uint16)", "python.dtype", where)
+    return name
+
+
+def facts_from_dlpack(shape: Sequence[int], strides: Sequence[int], dtype: Sequence[int], device: Sequence[int],
+                      address: int, where: str = "tensor") -> TensorFacts:
+    """DLPack's raw facts (strides in elements) → TensorFacts."""
+    code, bits, lanes = dtype
+    what = f"DLPack type {_DLPACK_NAMES.get(code, code)}{bits}" + (f"x{lanes}" if lanes != 1 else "")
+    name = _data_type(_DLPACK_TYPES.get((code, bits)) if lanes == 1 else None, what, where)
+    size = bits // 8
+    dev = {DLPACK_CPU: "cpu", DLPACK_CUDA: "cuda"}.get(device[0], f"dlpack-device-{device[0]}")
+    return TensorFacts(tuple(int(n) for n in shape), tuple(int(s) * size for s in strides), name, size, int(address),
+                       dev, "dlpack")
+
+
+def facts_from_interface(iface: Dict[str, Any], device: str, where: str = "tensor") -> TensorFacts:
+    """__array_interface__ / __cuda_array_interface__ (version 2-3): strides in bytes, None = C order."""
+    typestr = str(iface["typestr"])
+    size = int(typestr[2:]) if typestr[2:].isdigit() else 0
+    name = _data_type(_TYPESTR_TYPES.get((typestr[1:2], size)), f"type string \"{typestr}\"", where)
+    shape = tuple(int(n) for n in iface["shape"])
+    strides = iface.get("strides")
+    if strides is None:  # C-contiguous
+        acc, out = size, []
+        for n in reversed(shape):
+            out.append(acc)
+            acc *= n
+        strides = tuple(reversed(out))
+    data = iface.get("data")
+    address = int(data[0]) if isinstance(data, (tuple, list)) else 0
+    source = "cuda_array_interface" if device == "cuda" else "array_interface"
+    return TensorFacts(shape, tuple(int(s) for s in strides), name, size, address, device, source)
+
+
+def describe(tensor: Any, where: str = "tensor") -> TensorFacts:
+    """The facts of a torch tensor, a NumPy array, or anything with __dlpack__,
+    __cuda_array_interface__ or __array_interface__ (tried in that order); TensorFacts pass through
+    (facts recorded elsewhere, e.g. on a GPU machine, stand for their tensor)."""
+    if isinstance(tensor, TensorFacts):
+        return tensor
+    if hasattr(tensor, "__dlpack__"):
+        try:
+            raw = _core.dlpack_facts(tensor)
+        except (TypeError, BufferError, RuntimeError, ValueError) as e:  # e.g. a read-only or odd-typed array
+            if not (hasattr(tensor, "__array_interface__") or hasattr(tensor, "__cuda_array_interface__")):
+                raise InputError(f"its __dlpack__ could not be read: {e}", "python.dlpack", where) from None
+        else:
+            return facts_from_dlpack(*raw, where=where)
+    if hasattr(tensor, "__cuda_array_interface__"):
+        return facts_from_interface(tensor.__cuda_array_interface__, "cuda", where)
+    if hasattr(tensor, "__array_interface__"):
+        return facts_from_interface(tensor.__array_interface__, "cpu", where)
+    raise TypeError(f"{where} must be a tensor (torch, NumPy, or an object with __dlpack__, __cuda_array_interface__ "
+                    f"or __array_interface__), got {type(tensor).__name__}")
+
+
+def map_from_facts(f: TensorFacts, box: Sequence[int], where: str = "tensor", **options: Any) -> TensorMap:
+    """A tiled map over the whole tensor: dims = shape reversed, strides in bytes, address = the data."""
+    nd = len(f.shape)
+    if not 1 <= nd <= 5:
+        raise InputError(f"the tensor has {nd} dimensions; a tensor map has 1 to 5", "python.rank", where)
+    if f.byte_strides[-1] != f.element_bytes:
+        raise InputError(f"the innermost dimension has a stride of {f.byte_strides[-1] // max(f.element_bytes, 1)} "
+                         f"elements ({f.byte_strides[-1]} bytes); a tensor map reads it contiguously (stride 1): "
+                         "make it contiguous or transpose the map", "python.inner-stride", f"{where}.stride[{nd - 1}]")
+    for i, s in enumerate(f.byte_strides):
+        if s < 0:
+            raise InputError(f"dimension {i} has a negative stride ({s} bytes); a tensor map's strides are unsigned",
+                             "python.negative-stride", f"{where}.stride[{i}]")
+    box_list = _values.integers(box, "box", nd)
+    data_type = options.pop("data_type", None) or f.data_type
+    return TensorMap.tiled(data_type=data_type, dims=list(reversed(f.shape)), box=box_list,
+                           strides=[f.byte_strides[nd - 1 - i] for i in range(1, nd)], global_address=f.address,
+                           **options)
+
+
+def from_tensor(tensor: Any, box: Sequence[int], *, swizzle: Any = "none", element_strides: Optional[Sequence[int]] = None,
+                interleave: Any = "none", l2_promotion: Any = "none", oob_fill: Any = "none",
+                data_type: Any = None) -> TensorMap:
+    """A tiled map over `tensor` (torch, NumPy, DLPack or array-interface object).
+    `box` is in the map's order, innermost dimension first (as cuTensorMapEncodeTiled's boxDim);
+    `data_type` overrides the tensor's (e.g. "tfloat32" for a float32 tensor)."""
+    f = describe(tensor)
+    return map_from_facts(f, box, swizzle=swizzle, element_strides=element_strides, interleave=interleave,
+                          l2_promotion=l2_promotion, oob_fill=oob_fill,
+                          data_type=_values.data_type(data_type) if data_type is not None else None)
+
+
+def triton_default_swizzle(inner_block_bytes: int) -> str:
+    """The swizzle of Triton's NVMMA shared layout for a block whose inner row has this many bytes."""
+    for span in (128, 64, 32):
+        if inner_block_bytes % span == 0:
+            return f"{span}b"
+    return "none"
+
+
+def from_triton(desc: Any, *, swizzle: Any = None, l2_promotion: Any = "128b") -> TensorMap:
+    """The map of a Triton TensorDescriptor (triton.tools.tensor_descriptor, or Gluon's, whose
+    `layout.swizzle_byte_width` gives the swizzle): desc.shape / desc.strides (elements) /
+    desc.block_shape, outermost first, over desc.base; padding "nan" → OOB-NaN fill.
+    Without a Gluon layout the swizzle is `swizzle`, else Triton's default for the block. L2
+    promotion 128B is what Triton 3.6 encodes (the H100 logs of `tmakit watch`); it never
+    changes the bytes (H16)."""
+    for attr in ("base", "shape", "strides", "block_shape"):
+        if not hasattr(desc, attr):
+            raise TypeError(f"desc must be a Triton TensorDescriptor (it has no .{attr}), got {type(desc).__name__}")
+    base = describe(desc.base, "desc.base")
+    shape = _values.integers(list(desc.shape), "desc.shape")
+    strides = _values.integers(list(desc.strides), "desc.strides", len(shape))
+    block = _values.integers(list(desc.block_shape), "desc.block_shape", len(shape))
+    f = TensorFacts(tuple(shape), tuple(s * base.element_bytes for s in strides), base.data_type, base.element_bytes,
+                    base.address, base.device, "triton")
+    padding = str(getattr(desc, "padding", "zero"))
+    layout = getattr(desc, "layout", None)
+    if swizzle is None:
+        width = getattr(layout, "swizzle_byte_width", None)
+        swizzle = int(width) if width is not None else triton_default_swizzle(block[-1] * base.element_bytes)
+    data_type = "tfloat32" if getattr(desc, "round_f32_to_tf32", False) else None
+    return map_from_facts(f, list(reversed(block)), "desc", swizzle=swizzle, l2_promotion=l2_promotion,
+                          oob_fill="nan_request_zero_fma" if padding == "nan" else "none", data_type=data_type)
+
+
+def _as_numpy(tensor: Any, where: str) -> np.ndarray:
+    """The tensor's elements as a NumPy array of unsigned integers of the element's width (any dtype,
+    bfloat16 included), on the host."""
+    if isinstance(tensor, np.ndarray):
+        a = tensor
+    elif type(tensor).__module__.split(".")[0] == "torch":
+        t = tensor.detach()
+        if t.device.type != "cpu":
+            raise InputError(f"the tensor is on {t.device}; the model reads host memory: pass tensor.cpu()",
+                             "python.device", where)
+        import torch  # noqa: PLC0415  (present: the tensor is one)
+        ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+        a = t.view(ints).numpy()
+    elif hasattr(tensor, "__array_interface__") or hasattr(tensor, "__array__"):
+        a = np.asarray(tensor)
+    elif hasattr(tensor, "__dlpack__"):
+        a = np.from_dlpack(tensor)
+    else:
+        raise TypeError(f"{where} must be a tensor on the host (torch, NumPy, or an object with __dlpack__ or "
+                        f"__array_interface__), got {type(tensor).__name__}")
+    if a.dtype.itemsize not in (1, 2, 4, 8):
+        raise InputError(f"elements of {a.dtype.itemsize} bytes are not a tensor-map type", "python.dtype", where)
+    return a.view(f"u{a.dtype.itemsize}")
+
+
+def host_bytes(tensor: Any, where: str = "tensor") -> bytes:
+    """The memory the tensor's elements occupy, from its first byte to its last element's end,
+    as the map addresses it (strides kept; gaps between rows are zero)."""
+    f = describe(tensor, where)
+    if f.device != "cpu":
+        raise InputError(f"the tensor is on {f.device}; the model reads host memory: pass a copy on the host",
+                         "python.device", where)
+    a = _as_numpy(tensor, where)
+    k = a.dtype.itemsize
+    if any(n == 0 for n in a.shape):
+        return b""
+    if any(s < 0 for s in a.strides) or any(s % k for s in a.strides):
+        raise InputError(f"strides {a.strides} bytes are not non-negative multiples of the element size {k}",
+                         "python.strides", where)
+    span = sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + k
+    memory = np.zeros(span // k, dtype=a.dtype)
+    view = np.lib.stride_tricks.as_strided(memory, shape=a.shape, strides=a.strides, writeable=True)
+    view[...] = a
+    return memory.tobytes()
