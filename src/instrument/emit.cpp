@@ -55,6 +55,30 @@ void ids(Writer& w, std::vector<std::string>& out, const std::string& on, const 
   }
 }
 
+// The map's 128 bytes as two records (tensor_map_lo, tensor_map_hi) at `rec` and the next;
+// leaves `rec` at the record after them. Loaded 8 bytes at a time from the map's own address
+// (a map is 64-byte aligned; 8-byte loads need no more than a misplaced one has), only where the
+// record is written, so a kernel run without tracing reads nothing extra.
+void map_records(Writer& w, std::vector<std::string>& out, const MapRead& m, uint32_t id, const std::string& on,
+                 const std::string& rec, const std::string& tmp) {
+  std::string base = m.at.name.empty() ? "" : m.at.name;
+  auto at = [&](int64_t byte) {
+    int64_t off = m.at.value + byte;
+    if (base.empty()) return "[" + std::to_string(off) + "]";
+    return "[" + base + (off ? "+" + std::to_string(off) : "") + "]";
+  };
+  for (TraceOp half : {TraceOp::tensor_map_lo, TraceOp::tensor_map_hi}) {
+    const int64_t first = half == TraceOp::tensor_map_lo ? 0 : static_cast<int64_t>(kMapHalfBytes);
+    ids(w, out, on, rec);
+    for (uint32_t k = 0; k < kMapHalfBytes; k += 8) {
+      out.push_back("@" + on + " ld" + m.space + ".b64 " + tmp + ", " + at(first + k) + ";");
+      out.push_back(store(on, rec, static_cast<uint32_t>(kValuesOffset) + k, 8, tmp));
+    }
+    out.push_back(store(on, rec, 0, 8, std::to_string(id | uint64_t(half) << 32)));
+    out.push_back("add.u64 " + rec + ", " + rec + ", " + std::to_string(kRecordBytes) + ";");
+  }
+}
+
 }  // namespace
 
 Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
@@ -99,12 +123,22 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     }
   }
 
-  // Reserve a record; past the capacity nothing is written (the counter still counts).
+  // Reserve a record (three for a tensor operation: its map's two halves, then its own, kept
+  // together in index order); past the capacity nothing is written (the counter still counts).
+  const int records = plan.map ? 3 : 1;
   const std::string cap = w.d(next_d++);
-  rec_lines.push_back("@" + on + " atom.global.add.u64 " + rec + ", " + trace(kTraceNextWord) + ", 1;");
+  rec_lines.push_back("@" + on + " atom.global.add.u64 " + rec + ", " + trace(kTraceNextWord) + ", " +
+                      std::to_string(records) + ";");
   rec_lines.push_back("ld.global.u64 " + cap + ", " + trace(kTraceCapacityWord) + ";");
-  rec_lines.push_back("setp.lt.and.u64 " + write + ", " + rec + ", " + cap + ", " + on + ";");
+  if (records == 1) {
+    rec_lines.push_back("setp.lt.and.u64 " + write + ", " + rec + ", " + cap + ", " + on + ";");
+  } else {
+    const std::string last = w.d(next_d++);
+    rec_lines.push_back("add.u64 " + last + ", " + rec + ", " + std::to_string(records) + ";");
+    rec_lines.push_back("setp.le.and.u64 " + write + ", " + last + ", " + cap + ", " + on + ";");
+  }
   rec_lines.push_back("mad.lo.u64 " + rec + ", " + rec + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
+  if (plan.map) map_records(w, rec_lines, *plan.map, id, write, rec, w.d(next_d++));
   ids(w, rec_lines, write, rec);
   for (size_t i = 0; i < plan.entries.size(); ++i) {
     const Field& f = plan.entries[i].field;

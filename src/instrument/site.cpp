@@ -64,12 +64,13 @@ std::vector<std::string_view> qualifiers(std::string_view mnemonic) {
   return out;
 }
 
-// The bytes an ordinary shared store writes (`st[.volatile|.relaxed…].shared[::cta|::cluster][.vN].TYPE`),
-// 0 for a store of a type not read here; nullopt when the mnemonic is no ordinary shared store.
-// st.async and st.bulk are the async proxy's own stores: not ordinary.
-std::optional<uint32_t> shared_store_bytes(std::string_view mnemonic) {
+// The bytes an ordinary shared access writes or reads (`st[.volatile|.relaxed…].shared[::cta|::cluster][.vN].TYPE`,
+// `ld…` likewise; `verb` is "st" or "ld"), 0 for a type not read here; nullopt when the mnemonic is no
+// ordinary shared access. st.async and st.bulk are the async proxy's own stores: not ordinary;
+// ldmatrix and ldu are other mnemonics, so never match.
+std::optional<uint32_t> shared_access_bytes(std::string_view mnemonic, std::string_view verb) {
   auto q = qualifiers(mnemonic);
-  if (q.empty() || q[0] != "st") return std::nullopt;
+  if (q.empty() || q[0] != verb) return std::nullopt;
   if (std::find(q.begin(), q.end(), "async") != q.end() || std::find(q.begin(), q.end(), "bulk") != q.end())
     return std::nullopt;
   bool shared = false;
@@ -121,6 +122,18 @@ Source value(const ptx::Expr& e, int bits, const ptx::SymbolTable& regs) {
   if (const ptx::Symbol* sym = regs.find(e.symbol); sym && sym->space == ".reg")
     return {Source::Kind::reg, e.symbol, sym->type.bits, true, 0};
   return address(e.symbol, e.offset, regs);
+}
+
+// The state space a tensor operand's map is loaded from: a register holds a generic address
+// (the PTX ISA's tensorMap operand); a variable is read in its own space (a kernel's
+// `.param` CUtensorMap by ld.param), a name not declared in the function as .global.
+std::string map_space(const Source& at, const ptx::SymbolTable& regs) {
+  if (at.base_is_reg) return "";
+  if (at.name.empty()) return "";
+  const ptx::Symbol* sym = regs.find(at.name);
+  if (!sym) return ".global";
+  if (sym->space == ".param" || sym->space == ".const" || sym->space == ".global") return sym->space;
+  return sym->space == ".shared" ? ".shared" : ".global";
 }
 
 uint32_t bytes_of(const Source& s, int spec_bits) {
@@ -218,6 +231,7 @@ std::optional<Plan> plan_table(const ptx::Statement& s, const ptx::SymbolTable& 
         Entry map;
         map.field.name = "tensorMap";
         map.elems.push_back(address(o.map, 0, regs));
+        p.map = MapRead{map.elems.back(), map_space(map.elems.back(), regs)};
         p.entries.push_back(map);
         e.field.name = "tensorCoords";
         [[fallthrough]];
@@ -243,6 +257,12 @@ std::optional<Plan> plan_table(const ptx::Statement& s, const ptx::SymbolTable& 
     }
     p.entries.push_back(std::move(e));
   }
+  // tensormap.replace changes a map in global or shared memory (its `addr`: the bytes before the
+  // change); tensormap.cp_fenceproxy installs the map at `src` in shared memory.
+  if (k.op == TraceOp::tensormap_replace && !p.entries.empty() && p.entries[0].field.name == "addr")
+    p.map = MapRead{p.entries[0].elems[0], s.text.find(".shared::cta") != std::string::npos ? ".shared" : ".global"};
+  if (k.op == TraceOp::tensormap_cp_fenceproxy && p.entries.size() >= 2 && p.entries[1].field.name == "src")
+    p.map = MapRead{p.entries[1].elems[0], ".shared"};
   if (!lay_out(p, diags, where)) return std::nullopt;
   return p;
 }
@@ -252,12 +272,14 @@ std::optional<Plan> plan_table(const ptx::Statement& s, const ptx::SymbolTable& 
 std::optional<Plan> plan_text(const ptx::Statement& s, const ptx::SymbolTable& regs, OpSet ops,
                               Diagnostics& diags, const std::string& where) {
   std::string_view mn = s.mnemonic();
-  auto store = shared_store_bytes(mn);
+  auto store = shared_access_bytes(mn, "st");
+  const auto load = store ? std::nullopt : shared_access_bytes(mn, "ld");
+  if (load) store = load;  // a load is planned as a store is: its address and its bytes
   const bool fence = mn.substr(0, 12) == "fence.proxy.";
   if (!store && !fence) return std::nullopt;
   if (store ? ops != OpSet::all : ops == OpSet::copies) return std::nullopt;
   Plan p;
-  p.op = store ? TraceOp::shared_store : TraceOp::fence_proxy_other;
+  p.op = load ? TraceOp::shared_load : store ? TraceOp::shared_store : TraceOp::fence_proxy_other;
   guard_from_text(s.text, p);
   std::string_view rest = s.text;
   rest.remove_prefix(std::min(rest.size(), rest.find(mn) + mn.size()));
@@ -269,7 +291,7 @@ std::optional<Plan> plan_text(const ptx::Statement& s, const ptx::SymbolTable& r
       e.field.name = "addr";
       e.elems.push_back(*a);
       p.entries.push_back(e);
-      if (store) break;  // the value stored is not recorded
+      if (store) break;  // the value stored is not recorded (a load's destination comes first, unbracketed)
     } else if (auto imm = integer(o); imm && fence) {
       Entry e;
       e.field.name = "size";

@@ -25,6 +25,13 @@ struct Entry {
   bool output = false;        // a register the instruction writes: read after it
 };
 
+// Where the 128 bytes of the tensor map an instruction reads are loaded from, for the two
+// companion records before its own (trace.hpp: tensor_map_lo/hi).
+struct MapRead {
+  Source at;          // Kind::address: a register (generic or shared address) or a variable
+  std::string space;  // the ld's state space: "" (generic), ".param", ".const", ".global", ".shared"
+};
+
 struct Plan {
   TraceOp op = TraceOp::none;
   std::string form;
@@ -33,6 +40,7 @@ struct Plan {
   std::vector<Entry> entries;
   std::string wait_result;    // test_wait/try_wait: the predicate it writes
   bool after = false;         // the instruction has results, so its record follows it
+  std::optional<MapRead> map; // a tensor operation: its map's bytes go in two records before its own
 };
 
 // The plan for an instruction piece, or nullopt when `ops` does not cover it. `regs` gives the

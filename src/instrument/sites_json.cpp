@@ -33,6 +33,9 @@ std::string_view to_string(TraceOp op) {
     case TraceOp::cluster_arrive: return "cluster_arrive";
     case TraceOp::cluster_wait: return "cluster_wait";
     case TraceOp::shared_store: return "shared_store";
+    case TraceOp::tensor_map_lo: return "tensor_map_lo";
+    case TraceOp::tensor_map_hi: return "tensor_map_hi";
+    case TraceOp::shared_load: return "shared_load";
   }
   return "unknown";
 }

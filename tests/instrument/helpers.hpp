@@ -85,12 +85,13 @@ inline size_t count_families(const std::string& text, const std::string& set) {
       g + R"((mbarrier\.(init|arrive|arrive_drop|expect_tx|complete_tx|test_wait|try_wait|inval)\b|fence\.proxy\.|fence\.mbarrier_init|barrier\.cluster\.(arrive|wait)\b))");
   static const std::regex stores(g + R"(st(\.[\w:]+)*\.shared(::\w+)?(\.[\w:]+)*\s)");
   static const std::regex async_stores(g + R"(st\.(async|bulk)\b)");
+  static const std::regex loads(g + R"(ld(\.[\w:]+)*\.shared(::\w+)?(\.[\w:]+)*\s)");
   size_t n = 0;
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     bool c = std::regex_search(line, copies), b = std::regex_search(line, barriers);
-    bool s = std::regex_search(line, stores) && !std::regex_search(line, async_stores);
+    bool s = (std::regex_search(line, stores) && !std::regex_search(line, async_stores)) || std::regex_search(line, loads);
     n += set == "copies" ? c : set == "barriers" ? b : (c || b || s);
   }
   return n;

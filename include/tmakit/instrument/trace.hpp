@@ -32,6 +32,16 @@ enum class TraceOp : uint16_t {
   tensormap_replace = 20, tensormap_cp_fenceproxy = 21,
   cluster_arrive = 22, cluster_wait = 23,
   shared_store = 24,  // an ordinary st…shared… (generic proxy), for the proxy-fence check
+  // Companions of a tensor operation's record (tensor_load/store/reduce/prefetch) and of
+  // tensormap_replace/cp_fenceproxy: the same thread, the same site, the two records just
+  // before it (one reservation of three), holding the 128 bytes of the map the instruction
+  // reads (its own address; tensormap.cp_fenceproxy: the source in shared memory, the bytes
+  // it installs; tensormap.replace: the map before the change). values[0..63] = bytes 0..63
+  // (tensor_map_lo) or 64..127 (tensor_map_hi). The replay tells maps apart by these bytes.
+  tensor_map_lo = 25, tensor_map_hi = 26,
+  // An ordinary ld…shared… (vectors too; not ldmatrix, ld.async): values[0..7] its address,
+  // values[8..15] its byte count. `--ops all` only: "destination read before the wait".
+  shared_load = 27,
 };
 std::string_view to_string(TraceOp op);
 
@@ -65,5 +75,8 @@ struct Record {
 static_assert(sizeof(Record) == 128);
 inline constexpr size_t kRecordBytes = sizeof(Record);
 inline constexpr size_t kValuesOffset = offsetof(Record, values);
+// Bytes of the tensor map each companion record (tensor_map_lo/hi) holds in `values`.
+inline constexpr size_t kMapHalfBytes = 64;
+inline constexpr size_t kMapBytes = 2 * kMapHalfBytes;
 
 }  // namespace tmakit::instrument
