@@ -9,7 +9,11 @@
 - from simulate_load on the recorded tensor bytes: the raw shared-memory bytes the
   hardware's cp.async.bulk.tensor left, byte for byte (swizzle, fill and all);
 - for 2-D cases, unswizzled: the logical tile Triton's desc.load returned (Triton
-  fills OOB with zeros: compared with the zero-fill load)."""
+  fills OOB with zeros: compared with the zero-fill load).
+
+test_replay_of_a_synthetic_recording runs the same checks on a case written here in the
+recorder's format (bytes from the NumPy reference), so the replay itself is tested before
+and beside the real recordings."""
 from __future__ import annotations
 
 import json
@@ -20,25 +24,26 @@ import pytest
 
 import reference
 import tmakit
-from tmakit import _tensors
+from tmakit import _core, _tensors
 
 VECTORS = Path(__file__).resolve().parents[2] / "tests/vectors/python"
 CASES = sorted(VECTORS.glob("case_*.json"))
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+SWIZZLE_ENUM = {0: "none", 1: "32b", 2: "64b", 3: "128b"}  # CUtensorMapSwizzle
 
 
-def test_there_are_at_least_20_recorded_cases():
-    if not VECTORS.exists():
-        pytest.skip("tests/vectors/python not recorded yet (scripts/python-device.sh on an H100)")
-    assert len(CASES) >= 20
-
-
-def load(case: Path):
+def load(folder: Path, case: Path):
     rec = json.loads(case.read_text())
     k = rec["cuda_tensor"]["element_size"]
-    memory = np.fromfile(VECTORS / rec["tensor"]["file"], dtype=UINT[k]).reshape(rec["tensor"]["shape_in_memory"])
-    tensor = memory[..., :rec["map"]["dims"][0]]
-    return rec, tensor
+    memory = np.fromfile(folder / rec["tensor"]["file"], dtype=UINT[k]).reshape(rec["tensor"]["shape_in_memory"])
+    return rec, memory[..., :rec["map"]["dims"][0]]
+
+
+def dlpack_of(t: dict):
+    if "dlpack" not in t:
+        pytest.fail(f"no DLPack facts were recorded: {t.get('dlpack_error')}")
+    d = t["dlpack"]
+    return _tensors.facts_from_dlpack(d["shape"], d["strides"], d["dtype"], d["device"], d["address"])
 
 
 def same_map(m: tmakit.TensorMap, rec, address: int):
@@ -47,50 +52,45 @@ def same_map(m: tmakit.TensorMap, rec, address: int):
                                                                   address)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
-def test_from_tensor_facts(case):
-    rec, _ = load(case)
+def check_facts(folder: Path, case: Path):
+    rec, _ = load(folder, case)
     mp = rec["map"]
     opts = dict(swizzle=mp["swizzle"], oob_fill=mp["oob_fill"])
-    for key in ("cuda_tensor", "host_tensor"):
-        t = rec[key]
-        d = t["dlpack"]
-        facts = _tensors.facts_from_dlpack(d["shape"], d["strides"], d["dtype"], d["device"], d["address"])
-        assert facts.device == ("cuda" if key == "cuda_tensor" else "cpu")
-        assert d["address"] == t["data_ptr"]
-        if key == "cuda_tensor":
-            same_map(_tensors.map_from_facts(facts, mp["box"], **opts), rec, t["data_ptr"])
-        else:  # the host copy is dense: its strides are its own
-            m = _tensors.map_from_facts(facts, mp["box"], **opts)
-            assert m.dims == mp["dims"] and m.data_type == mp["data_type"]
-            assert m.strides == [s * t["element_size"] for s in reversed(t["stride"][:-1])]
-        iface = t.get("cuda_array_interface")
-        if iface:
-            m = _tensors.map_from_facts(_tensors.facts_from_interface(iface, "cuda"), mp["box"], **opts)
-            same_map(m, rec, t["data_ptr"])
+    cuda, host = rec["cuda_tensor"], rec["host_tensor"]
+    facts = dlpack_of(cuda)
+    assert facts.device == "cuda" and facts.address == cuda["data_ptr"]
+    same_map(_tensors.map_from_facts(facts, mp["box"], **opts), rec, cuda["data_ptr"])
+    if cuda.get("cuda_array_interface"):
+        iface = _tensors.facts_from_interface(cuda["cuda_array_interface"], "cuda")
+        same_map(_tensors.map_from_facts(iface, mp["box"], **opts), rec, cuda["data_ptr"])
+    else:  # torch has none for bfloat16
+        assert mp["data_type"] == "bfloat16", cuda.get("cuda_array_interface_error")
+    facts = dlpack_of(host)  # the host copy: a torch CPU tensor, dense, with strides of its own
+    m = _tensors.map_from_facts(facts, mp["box"], **opts)
+    assert facts.device == "cpu" and m.dims == mp["dims"] and m.data_type == mp["data_type"]
+    assert m.strides == [s * host["element_size"] for s in reversed(host["stride"][:-1])]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
-def test_from_triton_descriptor(case):
-    rec, _ = load(case)
+def check_triton(folder: Path, case: Path):
+    rec, _ = load(folder, case)
     tri = rec.get("triton")
     if tri is None:
         pytest.skip(f"Triton refused this descriptor on the H100: {rec.get('triton_error')}")
-    d = tri["base"]["dlpack"]
-    base = _tensors.facts_from_dlpack(d["shape"], d["strides"], d["dtype"], d["device"], d["address"])
 
     class Desc:  # the recorded attributes of triton.tools.tensor_descriptor.TensorDescriptor
         pass
 
     desc = Desc()
-    desc.base, desc.shape, desc.strides, desc.block_shape, desc.padding = (base, tri["shape"], tri["strides"],
-                                                                           tri["block_shape"], tri["padding"])
+    desc.base, desc.shape, desc.strides, desc.block_shape, desc.padding = (dlpack_of(tri["base"]), tri["shape"],
+                                                                           tri["strides"], tri["block_shape"],
+                                                                           tri["padding"])
     m = tmakit.from_triton(desc)
     same_map(m, rec, rec["cuda_tensor"]["data_ptr"])
     assert m.box == rec["map"]["box"]
     meta = tri.get("tensordesc_meta")
     if meta and isinstance(meta, list) and isinstance(meta[0], dict) and "swizzle" in meta[0]:
-        assert reference.SPAN[m.swizzle] == {0: 0, 1: 32, 2: 64, 3: 128}.get(meta[0]["swizzle"], meta[0]["swizzle"])
+        s = meta[0]["swizzle"]
+        assert m.swizzle == (SWIZZLE_ENUM.get(s) if s in SWIZZLE_ENUM else f"{s}b")
 
 
 def model_map(rec, tensor, **changes):
@@ -99,29 +99,111 @@ def model_map(rec, tensor, **changes):
                               oob_fill=mp["oob_fill"], data_type=mp["data_type"])
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
-def test_simulate_load_equals_the_h100_bytes(case):
-    rec, tensor = load(case)
+def check_smem(folder: Path, case: Path):
+    rec, tensor = load(folder, case)
     if "smem_error" in rec:
         pytest.fail(rec["smem_error"])
     m = model_map(rec, tensor)
     got = tmakit.simulate_load(m, tensor, rec["coords"], smem_offset=rec["smem_offset"])
-    hardware = (VECTORS / rec["smem"]).read_bytes()
+    hardware = (folder / rec["smem"]).read_bytes()
     assert len(hardware) == m.smem_footprint == rec["smem_footprint"]
     assert got.tobytes() == hardware
+
+
+def check_tile(folder: Path, case: Path):
+    rec, tensor = load(folder, case)
+    m = model_map(rec, tensor, oob_fill="none")
+    base = rec["smem_offset"]
+    smem = tmakit.simulate_load(m, tensor, rec["coords"], smem_offset=base)
+    # Unswizzle (§3.1 is an involution): logical byte b of row r sits at swizzle(base + r·pitch + b) − base.
+    tile = bytes(smem[reference.swizzle(base + r * m.row_pitch + b, m.swizzle) - base]
+                 for r in range(m.rows) for b in range(m.row_bytes))
+    assert tile == (folder / rec["triton"]["tile"]).read_bytes()
+
+
+def test_there_are_at_least_20_recorded_cases():
+    if not VECTORS.exists():
+        pytest.skip("tests/vectors/python not recorded yet (scripts/python-device.sh on an H100)")
+    assert len(CASES) >= 20
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_from_tensor_facts(case):
+    check_facts(VECTORS, case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_from_triton_descriptor(case):
+    check_triton(VECTORS, case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_simulate_load_equals_the_h100_bytes(case):
+    check_smem(VECTORS, case)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if "tile" in json.loads(c.read_text()).get("triton", {})],
                          ids=lambda c: c.stem)
 def test_triton_logical_tile(case):
-    rec, tensor = load(case)
-    m = model_map(rec, tensor, oob_fill="none")
-    base = rec["smem_offset"]
-    smem = tmakit.simulate_load(m, tensor, rec["coords"], smem_offset=base)
-    # Unswizzle (§3.1 is an involution): logical byte b of row r sits at swizzle(base + r·pitch + b) − base.
-    rows, pitch, row_bytes = m.rows, m.row_pitch, m.row_bytes
-    tile = bytearray()
-    for r in range(rows):
-        for b in range(row_bytes):
-            tile.append(smem[reference.swizzle(base + r * pitch + b, m.swizzle) - base])
-    assert bytes(tile) == (VECTORS / rec["triton"]["tile"]).read_bytes()
+    check_tile(VECTORS, case)
+
+
+def recorded_facts(a: np.ndarray, data_type: str) -> dict:
+    """What record.py writes for a tensor, from a NumPy array standing in for it."""
+    shape, strides, (code, bits, lanes), device, address = _core.dlpack_facts(a)
+    if data_type == "bfloat16":
+        code = 4
+    elif data_type.startswith("float"):
+        code = 2
+    return {"shape": list(a.shape), "stride": [s // a.itemsize for s in a.strides], "element_size": a.itemsize,
+            "data_ptr": address, "dlpack": {"shape": shape, "strides": strides, "dtype": [code, bits, lanes],
+                                            "device": device, "address": address}}
+
+
+def test_replay_of_a_synthetic_recording(tmp_path):
+    # A bf16 case in the recorder's format; its "hardware" bytes come from the NumPy reference.
+    dims, box, coords, base, mode = [72, 9], [64, 4], [-8, 7], 384, "128b"
+    memory = np.random.default_rng(9).integers(0, 2**16, size=(9, 80), dtype=np.uint16)
+    t = memory[:, :72]
+    (tmp_path / "case_00.tensor.bin").write_bytes(memory.tobytes())
+    cuda = recorded_facts(t, "bfloat16")
+    cuda["dlpack"]["device"] = [2, 0]  # on the GPU
+    host = recorded_facts(np.ascontiguousarray(t), "bfloat16")
+    host["dlpack"]["device"] = [1, 0]
+    smem = reference.load(t, box, [1, 1], coords, mode, base)
+    (tmp_path / "case_00.smem.bin").write_bytes(smem.tobytes())
+    tile = np.zeros((4, 64), np.uint16)
+    for y in range(4):
+        for x in range(64):
+            gy, gx = coords[1] + y, coords[0] + x
+            tile[y, x] = t[gy, gx] if 0 <= gy < 9 and 0 <= gx < 72 else 0
+    (tmp_path / "case_00.tile.bin").write_bytes(tile.tobytes())
+    rec = {"format": "tmakit-python-vector/1", "case": 0,
+           "map": {"encode": "tiled", "data_type": "bfloat16", "dims": dims, "strides": [160], "box": box,
+                   "element_strides": [1, 1], "interleave": "none", "swizzle": mode, "l2_promotion": "none",
+                   "oob_fill": "none"},
+           "coords": coords, "smem_offset": base, "smem_footprint": smem.size,
+           "tensor": {"file": "case_00.tensor.bin", "shape_in_memory": [9, 80], "shape": [9, 72]},
+           "smem": "case_00.smem.bin", "cuda_tensor": cuda, "host_tensor": host,
+           "cuda_array_interface_error": "TypeError: bfloat16",
+           "triton": {"shape": [9, 72], "strides": [80, 1], "block_shape": [4, 64], "padding": "zero", "base": cuda,
+                      "tile": "case_00.tile.bin", "tensordesc_meta": [{"swizzle": 3, "elem_size": 2}]}}
+    case = tmp_path / "case_00.json"
+    case.write_text(json.dumps(rec))
+    for check in (check_facts, check_triton, check_smem, check_tile):
+        check(tmp_path, case)
+    # And each check fails on a wrong recording.
+    (tmp_path / "case_00.smem.bin").write_bytes(bytes([smem[0] ^ 1]) + smem[1:].tobytes())
+    with pytest.raises(AssertionError):
+        check_smem(tmp_path, case)
+    (tmp_path / "case_00.tile.bin").write_bytes(np.roll(tile, 1).tobytes())
+    with pytest.raises(AssertionError):
+        check_tile(tmp_path, case)
+    rec["triton"]["tensordesc_meta"] = [{"swizzle": 2}]
+    case.write_text(json.dumps(rec))
+    with pytest.raises(AssertionError):
+        check_triton(tmp_path, case)
+    rec["cuda_tensor"]["dlpack"]["strides"] = [72, 1]
+    case.write_text(json.dumps(rec))
+    with pytest.raises(AssertionError):
+        check_facts(tmp_path, case)

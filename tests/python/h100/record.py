@@ -13,7 +13,8 @@ script): tmakit itself is not imported here. For each random case it writes
   case_NN.smem.bin    the raw shared-memory bytes one cp.async.bulk.tensor load left
                       (tma_dump: the driver's map over the same bytes)
   case_NN.tile.bin    2-D cases: the logical tile a Triton kernel read through the
-                      descriptor (desc.load), row-major, when Triton ran it
+                      descriptor (desc.load), row-major, when Triton ran it (Triton's
+                      descriptor fills out-of-bounds elements with zeros, whatever the case's fill)
 
 CI replays them (tests/python/test_h100_vectors.py) with no GPU."""
 from __future__ import annotations
@@ -54,7 +55,13 @@ def dlpack_facts(t: torch.Tensor) -> dict:
     capsule = t.__dlpack__()
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    d = DLTensor.from_address(get(capsule, b"dltensor"))  # DLManagedTensor starts with its DLTensor
+    name = ctypes.pythonapi.PyCapsule_GetName
+    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    if name(capsule) == b"dltensor_versioned":
+        # DLManagedTensorVersioned: version (2 × u32), manager_ctx, deleter, flags (u64), then the DLTensor.
+        d = DLTensor.from_address(get(capsule, b"dltensor_versioned") + 32)
+    else:
+        d = DLTensor.from_address(get(capsule, b"dltensor"))  # DLManagedTensor starts with its DLTensor
     n = d.ndim
     strides = [d.strides[i] for i in range(n)] if d.strides else None
     return {"shape": [d.shape[i] for i in range(n)], "strides": strides,
@@ -64,7 +71,11 @@ def dlpack_facts(t: torch.Tensor) -> dict:
 
 def torch_facts(t: torch.Tensor) -> dict:
     out = {"shape": list(t.shape), "stride": list(t.stride()), "dtype": str(t.dtype), "element_size": t.element_size(),
-           "data_ptr": t.data_ptr(), "device": str(t.device), "dlpack": dlpack_facts(t)}
+           "data_ptr": t.data_ptr(), "device": str(t.device)}
+    try:
+        out["dlpack"] = dlpack_facts(t)
+    except Exception as e:  # recorded, never the end of the recording
+        out["dlpack_error"] = f"{type(e).__name__}: {e}"
     try:
         iface = t.__cuda_array_interface__ if t.is_cuda else None
         out["cuda_array_interface"] = None if iface is None else {
