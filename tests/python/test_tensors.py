@@ -181,3 +181,51 @@ def test_from_triton_gives_the_map_triton_encoded(logged):
     base = CudaArrayStub(shape, typestr, logged["global_address"])
     m = tmakit.from_triton(FakeDescriptor(base, shape, strides, list(reversed(logged["box"]))))
     assert m.to_json() == logged
+
+
+class ForeignDLPack:
+    """A DLPack producer written with ctypes: any dtype code (bfloat16 included) and device,
+    as a framework with types NumPy lacks hands them out (torch.bfloat16, a CUDA tensor)."""
+
+    def __init__(self, shape, strides, code, bits, device_type, address):
+        import ctypes
+
+        class DLTensor(ctypes.Structure):
+            _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                        ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                        ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                        ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+        class Managed(ctypes.Structure):
+            _fields_ = [("t", DLTensor), ("ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+        n = len(shape)
+        self._shape = (ctypes.c_int64 * n)(*shape)
+        self._strides = (ctypes.c_int64 * n)(*strides)
+        self._managed = Managed(DLTensor(address, device_type, 0, n, code, bits, 1, self._shape, self._strides, 0),
+                                None, None)
+        self._ctypes, self.device_type = ctypes, device_type
+
+    def __dlpack__(self, **kw):
+        new = self._ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = self._ctypes.py_object, [self._ctypes.c_void_p, self._ctypes.c_char_p,
+                                                              self._ctypes.c_void_p]
+        return new(self._ctypes.addressof(self._managed), b"dltensor", None)
+
+    def __dlpack_device__(self):
+        return (self.device_type, 0)
+
+
+def test_dlpack_bfloat16_and_cuda_devices():
+    buffer = np.zeros((16, 80), np.uint16)
+    t = ForeignDLPack([16, 72], [80, 1], 4, 16, 1, buffer.ctypes.data)  # bfloat16 on the host
+    f = tmakit.describe(t)
+    assert (f.data_type, f.shape, f.byte_strides, f.device, f.address) == ("bfloat16", (16, 72), (160, 2), "cpu",
+                                                                           buffer.ctypes.data)
+    m = tmakit.from_tensor(t, box=[64, 8], swizzle="128b")
+    assert (m.dims, m.strides, m.data_type) == ([72, 16], [160], "bfloat16")
+    gpu = ForeignDLPack([64, 128], [128, 1], 2, 32, 2, 0x7F0000001000)  # float32 on a CUDA device
+    f = tmakit.describe(gpu)
+    assert (f.device, f.data_type, f.address) == ("cuda", "float32", 0x7F0000001000)
+    with pytest.raises(tmakit.InputError, match="complex"):
+        tmakit.describe(ForeignDLPack([4], [1], 5, 64, 1, buffer.ctypes.data))
