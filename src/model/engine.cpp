@@ -178,13 +178,17 @@ MBarrier& Engine::barrier(BarrierRef ref, const std::string& where) {
 
 // ---- stepping ----
 
-void Engine::step(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
+void Engine::admit(const ptx::Instruction& inst, int cta, const std::string& where) {
   if (cta < 0 || cta >= cfg_.ctas)
     fail("model.cta", "step names CTA " + std::to_string(cta) + " of a cluster of " + std::to_string(cfg_.ctas), where);
   for (const auto& d : ptx::check(inst, cfg_.target, cfg_.ptx_version)) {
     if (d.severity == Severity::error) throw DiagnosticError({d.severity, d.rule, d.message, where});
     warnings_.push_back({d.severity, d.rule, d.message, where});
   }
+}
+
+void Engine::step(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
+  admit(inst, cta, where);
   auto& held = backlog_[cta];
   if (!held.empty()) {
     log(where + ": held (CTA " + std::to_string(cta) + " is blocked in a wait)");
@@ -193,6 +197,28 @@ void Engine::step(const ptx::Instruction& inst, int cta, int thread, const std::
   }
   if (!execute(inst, cta, thread, where)) held.push_back({inst, thread, where});
   retry_blocked();
+}
+
+bool Engine::try_step(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
+  admit(inst, cta, where);
+  return execute(inst, cta, thread, where);
+}
+
+const MBarrier* Engine::find_barrier(int cta, uint32_t offset) const {
+  auto it = barriers_.find({cta, offset});
+  return it == barriers_.end() ? nullptr : &it->second;
+}
+
+std::optional<Engine::InFlightWriter> Engine::in_flight_writer(int cta, uint64_t begin, uint64_t end) const {
+  const Range r{Range::shared, cta, begin, end};
+  for (const auto& [id, op] : in_flight_)
+    for (const auto& w : op.writes)
+      if (w.overlaps(r)) {
+        InFlightWriter out{op.desc, {}};
+        for (const auto& [ref, bytes] : op.signals) out.barriers.push_back({ref.cta, ref.offset});
+        return out;
+      }
+  return std::nullopt;
 }
 
 bool Engine::execute(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {

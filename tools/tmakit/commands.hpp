@@ -2,6 +2,7 @@
 // A command's callback stores its exit status: 0 ok, 1 diagnosed error, 2 unusable input.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <vector>
 
 namespace tmakit::cli {
@@ -15,5 +16,8 @@ void add_watch_command(CLI::App& app, int& status);  // watch_command.cpp
 // Takes `-- CMD ARGS...` of `tmakit watch` out of argv before CLI11 parses it.
 void split_watch_command(std::vector<char*>& args);
 void add_instrument_command(CLI::App& app, int& status);  // instrument_command.cpp
+void add_check_command(CLI::App& app, int& status);  // check_command.cpp (check_replay.cpp: a weak stand-in)
+// `tmakit check --replay DIR [--json]` (check_replay.cpp): 0 clean, 1 findings, 2 unusable input.
+int check_replay(const std::filesystem::path& dir, bool json);
 
 }  // namespace tmakit::cli

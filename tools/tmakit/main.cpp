@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   tmakit::cli::add_lint_command(app, status);
   tmakit::cli::add_watch_command(app, status);
   tmakit::cli::add_instrument_command(app, status);
+  tmakit::cli::add_check_command(app, status);
   std::vector<char*> args(argv, argv + argc);
   tmakit::cli::split_watch_command(args);
   try {

@@ -54,6 +54,20 @@ class Engine {
   // report deadlocks and barriers whose transaction counts do not balance.
   void finish();
 
+  // For drivers that order the threads themselves (tmakit check replays a trace): execute
+  // one step unless it is a blocking wait the model cannot satisfy yet; then nothing is
+  // held and false is returned (in-flight operations feeding the barrier may have completed).
+  bool try_step(const ptx::Instruction& inst, int cta, int thread, const std::string& where);
+  // The barrier at shared offset `offset` of `cta`, or nullptr when none was ever touched.
+  const MBarrier* find_barrier(int cta, uint32_t offset) const;
+  // The description of an operation in flight that still writes any of the shared bytes
+  // [begin, end) of `cta` (nullopt when none does), and the barriers it signals.
+  struct InFlightWriter {
+    std::string desc;
+    std::vector<std::pair<int, uint32_t>> barriers;  // (cta, offset)
+  };
+  std::optional<InFlightWriter> in_flight_writer(int cta, uint64_t begin, uint64_t end) const;
+
   const EngineConfig& config() const { return cfg_; }
   // Warnings gathered while running (advisory targets, ...).
   const Diagnostics& warnings() const { return warnings_; }
@@ -98,6 +112,8 @@ class Engine {
     std::string where;
   };
 
+  // A step's CTA, target and PTX version, checked before it runs (warnings kept).
+  void admit(const ptx::Instruction& inst, int cta, const std::string& where);
   // Evaluation of operands.
   Value eval(const ptx::Expr& e, const std::string& where) const;
   int64_t integer(const ptx::Operand& o, const std::string& what, const std::string& where) const;

@@ -1,0 +1,110 @@
+// `tmakit check --replay DIR`: a trace an instrumented kernel wrote (docs/check.md) read back,
+// decoded into the model's operations and replayed on the engine, with the tensor maps the
+// program encoded; the model's diagnostics come back at the user's source line
+// (docs/check-replay.md).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tmakit/instrument/instrument.hpp"
+#include "tmakit/instrument/trace.hpp"
+#include "tmakit/tensor_map/tensor_map.hpp"
+
+namespace tmakit::check {
+
+// An unusable trace directory: the message names the file, the record or line, and the field.
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Companion records (the tensor map's 128 bytes) and shared loads: trace.hpp numbers them
+// once the instrumenter writes them; the replay reads them by these codes.
+inline constexpr uint16_t kOpTensorMapLo = 25, kOpTensorMapHi = 26, kOpSharedLoad = 27;
+
+// Limits that keep the replay bounded whatever the input (docs/check-replay.md).
+inline constexpr uint64_t kMaxRecords = 1u << 22;          // 512 MiB of trace.bin
+inline constexpr uint64_t kMaxSites = 1u << 20;
+inline constexpr uint64_t kMaxMaps = 1u << 16;
+inline constexpr uint64_t kMaxFileBytes = 512ull << 20;    // any one file of the directory
+
+// meta.json (docs/check-replay.md).
+struct LaunchMeta {
+  std::string kernel;
+  std::array<uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1}, cluster{1, 1, 1};
+  uint64_t dynamic_smem = 0;
+  std::string outcome;        // completed | timeout | fault | launch_error
+  std::string driver_result;  // CUDA_SUCCESS, CUDA_ERROR_ILLEGAL_INSTRUCTION, ...
+  uint64_t records = 0;
+  std::optional<uint64_t> next;  // the trace's next-index word, when it could be read
+  uint64_t capacity = 0;
+  std::optional<double> timeout_s;
+  std::string target = "sm_90a";
+};
+
+// One map the program encoded (a line of maps.jsonl with a descriptor and a map).
+struct EncodedMap {
+  tensor_map::TensorMap map;
+  std::array<uint8_t, 128> descriptor{};
+  int line = 0;  // in maps.jsonl, 1-based
+};
+
+struct TraceDir {
+  std::filesystem::path dir;  // empty when parsed from memory
+  LaunchMeta meta;
+  std::vector<instrument::Record> records;  // index order; op 0 = a hole, kept
+  std::vector<instrument::Site> sites;
+  std::vector<EncodedMap> maps;
+  std::string module_name = "module";  // "<module>.ptx:line" where a site has no .loc
+};
+
+// Reads DIR/meta.json, trace.bin, sites.json and maps.jsonl (module.ptx, expect.json are not
+// needed). Throws TraceError.
+TraceDir load_trace_dir(const std::filesystem::path& dir);
+// The same from the files' bytes (tests, the fuzzer); `maps_jsonl` may be empty.
+TraceDir parse_trace_dir(std::string_view meta_json, std::string_view trace_bin, std::string_view sites_json,
+                         std::string_view maps_jsonl);
+
+struct ReplayOptions {
+  int max_clusters = 64;                   // clusters replayed (the others are counted and said)
+  uint64_t max_global_bytes = 256ull << 20;  // model memory for global allocations, all clusters
+};
+
+struct Finding {
+  std::string rule;      // the model's rule id, or check.*
+  std::string severity;  // error | warning | note
+  std::string message;
+  uint32_t site = 0;
+  std::string file;      // the site's .loc file, or "<module>.ptx"
+  int line = 0, column = 0;
+  int cta = -1;          // %cluster_ctarank, -1 when not one CTA's
+  int thread = -1;       // linear %tid, -1 when not one thread's
+  std::array<uint32_t, 3> cluster{0, 0, 0};  // %clusterid
+  int count = 1;         // occurrences merged into this one (same rule and site)
+};
+
+struct Report {
+  std::vector<Finding> findings;
+  std::string outcome;             // meta's
+  std::string outcome_explained;   // hang: the barrier, phase, armed/delivered bytes, arrivals; fault: the last ops
+  uint64_t records = 0, holes = 0, replayed = 0;
+  int clusters = 0, clusters_replayed = 0;
+  std::vector<std::string> notes;  // what was not replayed and why
+  bool clean() const;              // no error or warning
+};
+
+Report replay(const TraceDir& trace, const ReplayOptions& options = {});
+
+// "file:line:col: error: message [rule]" lines (clang's style), then notes and a summary line.
+std::string to_text(const Report& report);
+nlohmann::json to_json(const Report& report);
+
+}  // namespace tmakit::check

@@ -1,0 +1,239 @@
+// One cluster's records replayed on one engine (cluster.hpp). The records' index order is a
+// total order (each took its index with atom.add), and within a thread it is program order.
+// A wait the hardware saw succeed is replayed as a blocking wait; when the model cannot
+// satisfy it yet (its record can come before the arrive's, which is written after the
+// arrive), that thread's later records wait behind it while the other threads go on.
+#include <algorithm>
+#include <cctype>
+
+#include "cluster.hpp"
+
+namespace tmakit::check::detail {
+
+using instrument::TraceOp;
+
+std::string site_place(const TraceDir& t, uint32_t site) {
+  const Site& s = t.sites[site];
+  if (s.line > 0) return s.file + ":" + std::to_string(s.line);
+  return t.module_name + ".ptx:" + std::to_string(s.ptx_line);
+}
+
+void FindingSink::add(const std::string& rule, Severity sev, const std::string& message, std::optional<size_t> record) {
+  const int64_t site = record ? static_cast<int64_t>(trace_.records[*record].site) : -1;
+  auto [it, fresh] = index_.try_emplace({rule, site}, findings_.size());
+  if (!fresh) {
+    findings_[it->second].count++;
+    return;
+  }
+  Finding f;
+  f.rule = rule;
+  f.severity = to_string(sev);
+  f.message = message;
+  if (record) {
+    const Record& r = trace_.records[*record];
+    const Site& s = trace_.sites[r.site];
+    const Who w = who(r, trace_.meta);
+    f.site = r.site;
+    f.file = s.line > 0 ? s.file : trace_.module_name + ".ptx";
+    f.line = s.line > 0 ? s.line : s.ptx_line;
+    f.column = s.line > 0 ? s.column : 0;
+    f.cta = w.cta;
+    f.thread = w.thread;
+    f.cluster = w.cluster;
+  }
+  findings_.push_back(std::move(f));
+}
+
+ClusterReplay::ClusterReplay(const TraceDir& t, std::vector<size_t> records, const ReplayOptions& opt,
+                             FindingSink& sink, Report& report)
+    : t_(t), records_(std::move(records)), opt_(opt), sink_(sink), report_(report) {
+  ctas_ = static_cast<int>(t.meta.cluster[0] * t.meta.cluster[1] * t.meta.cluster[2]);
+}
+
+// The record a diagnostic's place names: where() ends in "record N)", and an operation's
+// description starts with the place it was issued at.
+std::optional<size_t> ClusterReplay::record_in(const std::string& place) const {
+  const size_t k = place.find("record ");
+  if (k == std::string::npos) return std::nullopt;
+  size_t idx = 0, i = k + 7;
+  if (i >= place.size() || !std::isdigit(static_cast<unsigned char>(place[i]))) return std::nullopt;
+  for (; i < place.size() && std::isdigit(static_cast<unsigned char>(place[i])); ++i) idx = idx * 10 + (place[i] - '0');
+  if (idx >= t_.records.size()) return std::nullopt;
+  return idx;
+}
+
+std::string ClusterReplay::where(size_t idx) const {
+  const Record& r = t_.records[idx];
+  const Who w = who(r, t_.meta);
+  return site_place(t_, r.site) + " (cta " + std::to_string(w.cta) + ", thread " + std::to_string(w.thread) +
+         ", record " + std::to_string(idx) + ")";
+}
+
+void ClusterReplay::run() {
+  model::EngineConfig cfg;
+  cfg.ctas = ctas_;
+  cfg.shared_bytes = 232448;  // the largest window (sm_90): static shared memory is not in the trace
+  if (auto target = spec::parse_target(t_.meta.target)) cfg.target = *target;
+  engine_ = std::make_unique<model::Engine>(cfg);
+  scan_maps();
+  global_.allocate(engine_->global(), opt_.max_global_bytes, report_.notes);
+  decoder_ = std::make_unique<Decoder>(t_, *engine_, global_);
+  try {
+    for (size_t idx : records_) {
+      const Who w = who(t_.records[idx], t_.meta);
+      auto held = held_.find(w);
+      if (held != held_.end()) {
+        held->second.push_back(idx);
+        continue;
+      }
+      if (!process(idx)) {
+        held_[w].push_back(idx);
+        continue;
+      }
+      // Only what changes a barrier or issues a copy can release a waiting thread.
+      const auto op = static_cast<TraceOp>(t_.records[idx].op);
+      const bool feeds = (op >= TraceOp::bulk_copy && op <= TraceOp::tensor_prefetch) ||
+                         (op >= TraceOp::mbar_init && op <= TraceOp::mbar_complete_tx);
+      if (!held_.empty() && feeds) retry();
+    }
+    end_of_trace();
+  } catch (const DiagnosticError& e) {
+    const Diagnostic& d = e.diagnostic();
+    sink_.add(d.rule, d.severity, d.message, record_in(d.where));
+  }
+  if (t_.meta.outcome == "fault") explain_fault();
+}
+
+void ClusterReplay::retry() {
+  // held_ holds only threads that wait: a thread leaves it when its queue empties.
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (auto it = held_.begin(); it != held_.end();) {
+      auto& held = it->second;
+      while (!held.empty() && process(held.front())) held.pop_front(), progress = true;
+      it = held.empty() ? held_.erase(it) : std::next(it);
+    }
+  }
+}
+
+bool ClusterReplay::step(const ptx::Instruction& inst, size_t idx, bool hold) {
+  const Who w = who(t_.records[idx], t_.meta);
+  const std::string at = where(idx);
+  if (w.cta >= ctas_)
+    throw DiagnosticError({Severity::error, "check.cluster-rank",
+                           "a record of CTA rank " + std::to_string(w.cta) + " in a launch whose clusters have " +
+                               std::to_string(ctas_) + " CTAs (meta.json.cluster)",
+                           at});
+  if (hold) {
+    engine_->step(inst, w.cta, w.thread, at);
+    return true;
+  }
+  return engine_->try_step(inst, w.cta, w.thread, at);
+}
+
+bool ClusterReplay::process(size_t idx) {
+  const Record& r = t_.records[idx];
+  const auto op = static_cast<TraceOp>(r.op);
+  const Who w = who(r, t_.meta);
+  if (r.op == kOpTensorMapLo || r.op == kOpTensorMapHi) return true;  // read by scan_maps
+  if (r.op == kOpSharedLoad) {
+    shared_load(idx);
+    return true;
+  }
+  switch (op) {
+    case TraceOp::fence_proxy_other: case TraceOp::tensormap_replace: case TraceOp::tensormap_cp_fenceproxy:
+      note_fence(idx);  // not the engine's (it does not model tensormap.*)
+      return true;
+    case TraceOp::shared_store:
+      for (const auto& inst : decoder_->shared_stores(r, "$s")) step(inst, idx, false);
+      report_.replayed++;
+      return true;
+    case TraceOp::fence_mbarrier_init: case TraceOp::cluster_arrive: case TraceOp::cluster_wait:
+      note_fence(idx);
+      break;
+    default: break;
+  }
+  const bool wait = op == TraceOp::mbar_test_wait || op == TraceOp::mbar_try_wait;
+  const bool succeeded = r.flags & instrument::kFlagWaitComplete;
+  // A failed test changes nothing: it is replayed only where it is a hang's last word.
+  if (wait && !succeeded) return true;
+  std::optional<size_t> map;
+  if (auto it = map_of_.find(idx); it != map_of_.end()) map = it->second;
+  auto d = decoder_->decode(r, map, wait, "$" + std::to_string(static_cast<int>(r.op)) + "_");
+  if (!d.inst) {
+    if (!d.skip_rule.empty()) sink_.add(d.skip_rule, Severity::error, "this operation's " + d.skip.substr(4), idx);
+    else report_.notes.push_back(where(idx) + ": not replayed: " + d.skip);
+    incomplete_ = true;
+    return true;
+  }
+  if (wait) before_wait(idx, *d.inst);
+  if (op >= TraceOp::bulk_copy && op <= TraceOp::tensor_prefetch) before_copy(idx);
+  if (op == TraceOp::mbar_init) {
+    if (auto a = value_of(r, t_.sites[r.site], "addr")) inits_[{w.cta, split_shared(*a).offset}] = idx;
+  }
+  if (op == TraceOp::mbar_arrive || op == TraceOp::mbar_expect_tx || op == TraceOp::mbar_complete_tx) {
+    if (auto a = value_of(r, t_.sites[r.site], "addr"); a && split_shared(*a).rank)
+      remote_use(idx, *split_shared(*a).rank, split_shared(*a).offset);
+  }
+  if (!step(*d.inst, idx, false)) return false;
+  if (op == TraceOp::mbar_arrive) decoder_->note_token(r, "$" + std::to_string(static_cast<int>(r.op)) + "_");
+  report_.replayed++;
+  return true;
+}
+
+// The end of the trace: a thread still held behind a wait, and, for a hang, each thread whose
+// last record is a failed wait, wait on the model for good; the model's end-of-program checks
+// then name the barrier everyone waits on (model.deadlock) and what it was armed with.
+void ClusterReplay::end_of_trace() {
+  const bool hang = t_.meta.outcome == "timeout";
+  std::vector<size_t> final_waits;
+  for (auto& [w, held] : held_)
+    if (!held.empty()) final_waits.push_back(held.front());
+  if (hang)
+    for (const auto& [w, idx] : last_of_) {
+      const Record& r = t_.records[idx];
+      const auto op = static_cast<TraceOp>(r.op);
+      const bool waiting = (op == TraceOp::mbar_try_wait || op == TraceOp::mbar_test_wait) &&
+                           !(r.flags & instrument::kFlagWaitComplete);
+      if (waiting && !held_.count(w)) final_waits.push_back(idx);
+    }
+  // With an operation left out, what the end of the program would say (bytes never
+  // delivered, a barrier never completing) may be that operation's absence: say nothing.
+  if (incomplete_) {
+    report_.notes.push_back("operations of this cluster could not be replayed, so the end-of-program checks "
+                            "(deadlocks, unbalanced transaction counts) are not made");
+    return;
+  }
+  std::sort(final_waits.begin(), final_waits.end());
+  for (size_t idx : final_waits) {
+    const Record& r = t_.records[idx];
+    auto d = decoder_->decode(r, std::nullopt, true, "$w" + std::to_string(idx) + "_");
+    if (d.inst) step(*d.inst, idx, true);
+  }
+  try {
+    engine_->finish();
+  } catch (const DiagnosticError& e) {
+    Diagnostic d = e.diagnostic();
+    const std::optional<size_t> rec = record_in(d.where);
+    if (d.rule == "model.deadlock" && hang) {
+      std::string timeout = t_.meta.timeout_s ? " within " + std::to_string(*t_.meta.timeout_s).substr(0, 5) + " s" : "";
+      report_.outcome_explained = "the kernel hung: " + d.message;
+      sink_.add("check.hang", Severity::error, "the kernel did not finish" + timeout + ": " + d.message, rec);
+    } else if (d.rule == "model.deadlock") {
+      sink_.add(d.rule, d.severity,
+                d.message + " (the hardware's wait returned: the model and the hardware disagree, or the trace is "
+                            "incomplete)",
+                rec);
+    } else {
+      sink_.add(d.rule, d.severity, d.message, rec);
+    }
+    return;
+  }
+  if (hang && report_.outcome_explained.empty())
+    report_.outcome_explained =
+        "the kernel hung, but every wait of the trace completes on the model: the hang is in code the trace does not "
+        "show (a loop without bulk-copy operations, or records dropped past the capacity)";
+}
+
+}  // namespace tmakit::check::detail

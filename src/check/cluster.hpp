@@ -1,0 +1,84 @@
+// Internal to the check layer: the replay of one cluster's records on one engine
+// (cluster.cpp: ordering and stepping; rules.cpp: what only the trace can say).
+#pragma once
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "decode.hpp"
+
+namespace tmakit::check::detail {
+
+// Findings gathered across clusters, merged by (rule, site).
+class FindingSink {
+ public:
+  explicit FindingSink(const TraceDir& t) : trace_(t) {}
+  void add(const std::string& rule, Severity sev, const std::string& message, std::optional<size_t> record);
+  std::vector<Finding> take() { return std::move(findings_); }
+  bool has(const std::string& rule, uint32_t site) const { return index_.count({rule, site}) != 0; }
+
+ private:
+  const TraceDir& trace_;
+  std::vector<Finding> findings_;
+  std::map<std::pair<std::string, int64_t>, size_t> index_;
+};
+
+// "file:line" of a record's site (the .loc, else the PTX line).
+std::string site_place(const TraceDir& t, uint32_t site);
+
+class ClusterReplay {
+ public:
+  ClusterReplay(const TraceDir& t, std::vector<size_t> records, const ReplayOptions& opt, FindingSink& sink,
+                Report& report);
+  void run();
+
+ private:
+  // Ordering: each thread's records in index order; a thread whose wait the model cannot
+  // satisfy yet holds its later records until another thread's step unblocks it.
+  bool process(size_t idx);  // false: a blocking wait the model cannot satisfy yet
+  void retry();
+  void end_of_trace();
+  bool step(const ptx::Instruction& inst, size_t idx, bool hold);
+  std::string where(size_t idx) const;
+  std::optional<size_t> record_in(const std::string& place) const;
+
+  // Rules only the trace can check (rules.cpp), called before the record is stepped.
+  void scan_maps();
+  void before_copy(size_t idx);        // init fence, tensormap fence, swizzle phase
+  void note_fence(size_t idx);         // fence.mbarrier_init, barrier.cluster, tensormap acquire
+  void shared_load(size_t idx);        // read before the wait, wrong parity
+  void before_wait(size_t idx, const ptx::Instruction& inst);
+  void remote_use(size_t idx, int barrier_cta, uint32_t offset);
+  void explain_fault();
+
+  const TraceDir& t_;
+  std::vector<size_t> records_;
+  const ReplayOptions& opt_;
+  FindingSink& sink_;
+  Report& report_;
+  int ctas_ = 1;
+  std::unique_ptr<model::Engine> engine_;
+  GlobalSpace global_;
+  std::unique_ptr<Decoder> decoder_;
+  bool incomplete_ = false;  // a record could not be decoded (an unknown map, memory past the budget)
+
+  std::map<size_t, size_t> map_of_;        // tensor-op record -> index in t_.maps
+  std::map<Who, size_t> last_of_;          // each thread's last record
+  std::map<Who, std::deque<size_t>> held_;
+
+  // Rule state, by record index (the trace's total order).
+  struct Wait {
+    size_t record;
+    int64_t parity;
+    uint64_t phase;
+    bool at_once;  // the parity named a phase already complete when the wait began
+  };
+  std::map<std::tuple<Who, int, uint32_t>, Wait> last_wait_;     // (thread, barrier CTA, offset)
+  std::map<std::pair<int, uint32_t>, size_t> inits_;            // barrier -> its mbarrier.init record
+  std::map<int, size_t> init_fence_, cluster_arrive_, cluster_wait_;  // per CTA, the latest
+  std::map<uint64_t, size_t> map_written_;                      // tensor-map address -> replace record
+  std::map<std::pair<Who, uint64_t>, size_t> map_acquired_;     // (thread, map address) -> fence record
+};
+
+}  // namespace tmakit::check::detail

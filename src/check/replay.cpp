@@ -1,0 +1,107 @@
+// The replay of a trace directory (replay.hpp): records grouped by cluster, each cluster
+// replayed on its own engine (cluster.cpp), findings merged by rule and site, and the
+// report in clang's style or as JSON.
+#include <algorithm>
+
+#include "cluster.hpp"
+#include "tmakit/check/replay.hpp"
+
+namespace tmakit::check {
+
+bool Report::clean() const {
+  return std::none_of(findings.begin(), findings.end(), [](const Finding& f) { return f.severity != "note"; });
+}
+
+Report replay(const TraceDir& t, const ReplayOptions& options) {
+  Report report;
+  report.outcome = t.meta.outcome;
+  report.records = t.records.size();
+  std::map<std::array<uint32_t, 3>, std::vector<size_t>> clusters;
+  for (size_t i = 0; i < t.records.size(); ++i) {
+    if (t.records[i].op == 0) {
+      report.holes++;  // reserved and never written: a hang or fault cut the writer short
+      continue;
+    }
+    clusters[detail::who(t.records[i], t.meta).cluster].push_back(i);
+  }
+  if (report.holes)
+    report.notes.push_back(std::to_string(report.holes) + " records were reserved but never written (a thread "
+                           "stopped between taking an index and writing its record); they are skipped");
+  if (t.meta.next && *t.meta.next > t.meta.capacity)
+    report.notes.push_back(std::to_string(*t.meta.next - t.meta.capacity) +
+                           " records were dropped past the trace's capacity of " + std::to_string(t.meta.capacity) +
+                           ": the replay sees only the first ones, so waits may look unsatisfied");
+  report.clusters = static_cast<int>(clusters.size());
+  detail::FindingSink sink(t);
+  for (auto& [id, records] : clusters) {
+    if (report.clusters_replayed >= options.max_clusters) {
+      report.notes.push_back(std::to_string(report.clusters - report.clusters_replayed) +
+                             " clusters past the first " + std::to_string(options.max_clusters) + " are not replayed");
+      break;
+    }
+    detail::ClusterReplay(t, std::move(records), options, sink, report).run();
+    report.clusters_replayed++;
+  }
+  if (t.meta.outcome == "launch_error" && report.outcome_explained.empty())
+    report.outcome_explained = "the launch failed (" + t.meta.driver_result + "): no kernel ran";
+  if (t.meta.outcome == "timeout" && report.outcome_explained.empty())
+    report.outcome_explained = "the kernel hung, and the trace holds no wait that did not complete";
+  report.findings = sink.take();
+  return report;
+}
+
+namespace {
+
+std::string place(const Finding& f) {
+  if (f.file.empty()) return "";
+  return f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + ": ";
+}
+
+std::string who_text(const Finding& f) {
+  if (f.cta < 0) return "";
+  std::string s = " (cta " + std::to_string(f.cta) + ", thread " + std::to_string(f.thread);
+  if (f.cluster != std::array<uint32_t, 3>{0, 0, 0})
+    s += ", cluster (" + std::to_string(f.cluster[0]) + "," + std::to_string(f.cluster[1]) + "," +
+         std::to_string(f.cluster[2]) + ")";
+  if (f.count > 1) s += "; " + std::to_string(f.count) + " times";
+  return s + ")";
+}
+
+}  // namespace
+
+std::string to_text(const Report& r) {
+  std::string out;
+  int errors = 0, warnings = 0;
+  for (const Finding& f : r.findings) {
+    out += place(f) + f.severity + ": " + f.message + who_text(f) + " [" + f.rule + "]\n";
+    errors += f.severity == "error";
+    warnings += f.severity == "warning";
+  }
+  if (!r.outcome_explained.empty()) out += "note: " + r.outcome_explained + "\n";
+  for (const std::string& n : r.notes) out += "note: " + n + "\n";
+  out += "tmakit check: " + r.outcome + "; " + std::to_string(r.records) + " records (" + std::to_string(r.holes) +
+         " holes), " + std::to_string(r.replayed) + " replayed on the model, " + std::to_string(r.clusters_replayed) +
+         " of " + std::to_string(r.clusters) + " clusters; " + std::to_string(errors) + " errors, " +
+         std::to_string(warnings) + " warnings\n";
+  return out;
+}
+
+nlohmann::json to_json(const Report& r) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const Finding& f : r.findings)
+    findings.push_back({{"rule", f.rule},     {"severity", f.severity}, {"message", f.message}, {"site", f.site},
+                        {"file", f.file},     {"line", f.line},         {"column", f.column},   {"cta", f.cta},
+                        {"thread", f.thread}, {"cluster", f.cluster},   {"count", f.count}});
+  return {{"outcome", r.outcome},
+          {"outcome_explained", r.outcome_explained},
+          {"records", r.records},
+          {"holes", r.holes},
+          {"replayed", r.replayed},
+          {"clusters", r.clusters},
+          {"clusters_replayed", r.clusters_replayed},
+          {"clean", r.clean()},
+          {"findings", findings},
+          {"notes", r.notes}};
+}
+
+}  // namespace tmakit::check

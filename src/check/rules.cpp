@@ -1,0 +1,235 @@
+// What only the trace can say (docs/diagnostics.md, "tmakit check"): the tensor map each
+// tensor operation used, a remote use of a barrier whose init was never fenced, a tensor map
+// rewritten and used without the tensormap acquire fence, a swizzled box landing at another
+// swizzle phase, shared memory read before the wait that completes the copy writing it (and
+// the wrong parity that let the wait return early), and the last operations before a fault.
+#include <algorithm>
+
+#include "cluster.hpp"
+
+namespace tmakit::check::detail {
+
+using instrument::TraceOp;
+
+namespace {
+
+bool is_tensor(TraceOp op) { return op >= TraceOp::tensor_load && op <= TraceOp::tensor_prefetch; }
+bool is_copy(TraceOp op) { return op >= TraceOp::bulk_copy && op <= TraceOp::tensor_prefetch; }
+
+// The bytes a swizzle pattern repeats after: 8 rows of its span (§3.2).
+uint32_t swizzle_atom(tensor_map::Swizzle s) {
+  using S = tensor_map::Swizzle;
+  switch (s) {
+    case S::none: return 0;
+    case S::b32: return 256;
+    case S::b64: return 512;
+    default: return 1024;
+  }
+}
+
+}  // namespace
+
+void ClusterReplay::scan_maps() {
+  std::map<std::array<uint8_t, 128>, size_t> by_bytes;
+  for (size_t k = 0; k < t_.maps.size(); ++k) by_bytes.emplace(t_.maps[k].descriptor, k);
+  std::map<Who, std::pair<std::array<uint8_t, 128>, int>> companion;  // bytes, halves seen (bit 0 lo, bit 1 hi)
+  for (size_t idx : records_) {
+    const Record& r = t_.records[idx];
+    const Who w = who(r, t_.meta);
+    last_of_[w] = idx;
+    auto& [bytes, seen] = companion[w];
+    if (r.op == kOpTensorMapLo || r.op == kOpTensorMapHi) {
+      const int half = r.op == kOpTensorMapHi;
+      std::copy(r.values, r.values + 64, bytes.begin() + 64 * half);
+      seen |= 1 << half;
+      continue;
+    }
+    const auto op = static_cast<TraceOp>(r.op);
+    const Site& site = t_.sites[r.site];
+    if (is_tensor(op) || op == TraceOp::tensormap_replace || op == TraceOp::tensormap_cp_fenceproxy) {
+      auto hit = seen == 3 ? by_bytes.find(bytes) : by_bytes.end();
+      seen = 0;
+      if (hit == by_bytes.end() || !is_tensor(op)) continue;
+      map_of_[idx] = hit->second;
+      std::vector<int64_t> coords;
+      if (const auto* f = find_field(site, "tensorCoords"))
+        for (uint32_t k = 0; k < f->count; ++k) coords.push_back(signed_element(r, *f, k));
+      if (auto range = touched(t_.maps[hit->second].map, coords))
+        global_.add_map_range(hit->second, range->first, range->second);
+    } else if (op == TraceOp::bulk_copy || op == TraceOp::bulk_reduce || op == TraceOp::bulk_prefetch) {
+      const uint64_t size = value_of(r, site, "size").value_or(0);
+      for (const char* name : {"srcMem", "dstMem"})
+        if (auto a = value_of(r, site, name); a && *a >= (1ull << 32))  // shared-window offsets are small
+          global_.add_range(*a, *a + std::min<uint64_t>(size, 1ull << 32));
+    }
+  }
+}
+
+void ClusterReplay::remote_use(size_t idx, int barrier_cta, uint32_t offset) {
+  const Who w = who(t_.records[idx], t_.meta);
+  if (barrier_cta == w.cta) return;
+  auto init = inits_.find({barrier_cta, offset});
+  if (init == inits_.end()) return;  // never initialised: the model says so (mbarrier.invalid)
+  auto after = [&](const std::map<int, size_t>& m, int cta, size_t than) {
+    auto it = m.find(cta);
+    return it != m.end() && it->second > than;
+  };
+  const bool fenced = after(init_fence_, barrier_cta, init->second);
+  const bool synced = after(cluster_arrive_, barrier_cta, init->second) &&
+                      after(cluster_wait_, w.cta, cluster_arrive_.at(barrier_cta));
+  if (fenced || synced) return;
+  sink_.add("check.init-fence-missing", Severity::error,
+            "CTA " + std::to_string(w.cta) + " uses the mbarrier at shared offset " + std::to_string(offset) + " of CTA " +
+                std::to_string(barrier_cta) + ", initialised at " + site_place(t_, t_.records[init->second].site) +
+                " with no fence.mbarrier_init (or barrier.cluster.arrive/wait) after the init: the other CTA may see "
+                "the barrier uninitialised (§8.1)",
+            idx);
+}
+
+void ClusterReplay::before_copy(size_t idx) {
+  const Record& r = t_.records[idx];
+  const Site& site = t_.sites[r.site];
+  const auto op = static_cast<TraceOp>(r.op);
+  const Who w = who(r, t_.meta);
+  if (is_tensor(op)) {
+    // A tensor map rewritten in memory must be acquired by the tensormap proxy before use.
+    if (auto a = value_of(r, site, "tensorMap")) {
+      auto written = map_written_.find(*a);
+      auto acquired = map_acquired_.find({w, *a});
+      if (written != map_written_.end() && (acquired == map_acquired_.end() || acquired->second < written->second))
+        sink_.add("check.tensormap-fence-missing", Severity::error,
+                  "the tensor map at address " + std::to_string(*a) + " was changed at " +
+                      site_place(t_, t_.records[written->second].site) +
+                      " and is used here with no fence.proxy.tensormap::generic.acquire on it by this thread in "
+                      "between: the copy may read the old map",
+                  idx);
+    }
+    auto m = map_of_.find(idx);
+    auto dst = value_of(r, site, "dstMem");
+    if (op == TraceOp::tensor_load && m != map_of_.end() && dst) {
+      const uint32_t atom = swizzle_atom(t_.maps[m->second].map.swizzle);
+      const uint32_t off = split_shared(*dst).offset;
+      if (atom && off % 128 == 0 && off % atom)
+        sink_.add("check.swizzle-phase", Severity::warning,
+                  "the swizzled box lands at shared offset " + std::to_string(off) + ", 128- but not " +
+                      std::to_string(atom) + "-byte aligned: the swizzle pattern follows the address bits, so its "
+                      "rows start at another phase than a reader that assumes an aligned buffer expects (no fault)",
+                  idx);
+    }
+  }
+  // Copies into shared memory signal barriers: a remote one must have its init fenced.
+  auto mbar = value_of(r, site, "mbar");
+  if (!mbar) return;
+  const SharedAddress b = split_shared(*mbar);
+  if (auto mask = value_of(r, site, "ctaMask")) {
+    for (int rank = 0; rank < 16 && rank < ctas_; ++rank)
+      if (*mask >> rank & 1) remote_use(idx, rank, b.offset);
+  } else if (b.rank) {
+    remote_use(idx, *b.rank, b.offset);
+  }
+}
+
+void ClusterReplay::note_fence(size_t idx) {
+  const Record& r = t_.records[idx];
+  const Site& site = t_.sites[r.site];
+  const Who w = who(r, t_.meta);
+  switch (static_cast<TraceOp>(r.op)) {
+    case TraceOp::fence_mbarrier_init: init_fence_[w.cta] = idx; break;
+    case TraceOp::cluster_arrive:
+      if (site.text.find(".relaxed") == std::string::npos) cluster_arrive_[w.cta] = idx;
+      break;
+    case TraceOp::cluster_wait: cluster_wait_[w.cta] = idx; break;
+    case TraceOp::fence_proxy_other:
+      if (site.text.find("tensormap::generic.acquire") != std::string::npos)
+        if (auto a = value_of(r, site, "addr")) map_acquired_[{w, *a}] = idx;
+      break;
+    case TraceOp::tensormap_replace:
+      if (auto a = value_of(r, site, "addr")) map_written_[*a] = idx;
+      break;
+    case TraceOp::tensormap_cp_fenceproxy:
+      if (auto a = value_of(r, site, "dst")) map_written_[*a] = idx;
+      break;
+    default: break;
+  }
+}
+
+void ClusterReplay::before_wait(size_t idx, const ptx::Instruction& inst) {
+  const Record& r = t_.records[idx];
+  const Site& site = t_.sites[r.site];
+  auto addr = value_of(r, site, "addr");
+  auto parity = value_of(r, site, "phaseParity");
+  if (!addr || !parity || !inst.operand("phaseParity")) return;
+  const Who w = who(r, t_.meta);
+  const SharedAddress a = split_shared(*addr);
+  const int cta = a.rank.value_or(w.cta);
+  const model::MBarrier* b = engine_->find_barrier(cta, a.offset);
+  if (!b || !b->valid) return;
+  last_wait_[{w, cta, a.offset}] = {idx, static_cast<int64_t>(*parity), b->phase,
+                                    static_cast<int64_t>(b->phase & 1) != static_cast<int64_t>(*parity)};
+}
+
+void ClusterReplay::shared_load(size_t idx) {
+  const Record& r = t_.records[idx];
+  const Site& site = t_.sites[r.site];
+  const Who w = who(r, t_.meta);
+  auto addr = value_of(r, site, "addr");
+  auto size = value_of(r, site, "size");
+  if (!addr || !size) return;
+  const SharedAddress a = split_shared(*addr);
+  const int cta = a.rank.value_or(w.cta);
+  if (cta >= ctas_) return;
+  auto writer = engine_->in_flight_writer(cta, a.offset, a.offset + *size);
+  if (!writer) return;
+  const std::string bytes = "shared bytes [" + std::to_string(a.offset) + ", " + std::to_string(a.offset + *size) +
+                            ") of CTA " + std::to_string(cta);
+  for (const auto& [bcta, boff] : writer->barriers) {
+    auto it = last_wait_.find({w, bcta, boff});
+    if (it == last_wait_.end() || !it->second.at_once) continue;
+    const Wait& wt = it->second;
+    sink_.add("check.wrong-parity", Severity::error,
+              "reads " + bytes + " that " + writer->desc + " is still writing: the wait at " +
+                  site_place(t_, t_.records[wt.record].site) + " on the mbarrier at shared offset " +
+                  std::to_string(boff) + " waited on parity " + std::to_string(wt.parity) + " while the barrier was in phase " +
+                  std::to_string(wt.phase) + " (parity " + std::to_string(wt.phase & 1) +
+                  "), so it returned at once, before the data arrived; wait on parity " + std::to_string(wt.phase & 1),
+              idx);
+    return;
+  }
+  std::string on;
+  for (const auto& [bcta, boff] : writer->barriers)
+    on += (on.empty() ? "" : ", ") + ("offset " + std::to_string(boff) + " of CTA " + std::to_string(bcta));
+  sink_.add("check.read-before-wait", Severity::error,
+            "reads " + bytes + " that " + writer->desc + " is still writing: no wait completed its mbarrier's phase (" +
+                (on.empty() ? "none" : on) + ") before this read",
+            idx);
+}
+
+void ClusterReplay::explain_fault() {
+  std::string last;
+  int listed = 0;
+  bool copy_found = false;
+  for (const auto& [w, idx] : last_of_) {
+    const Record& r = t_.records[idx];
+    const auto op = static_cast<TraceOp>(r.op);
+    if (listed++ < 16)
+      last += std::string(last.empty() ? "" : "; ") + "cta " + std::to_string(w.cta) + " thread " +
+              std::to_string(w.thread) + ": " + std::string(instrument::to_string(op)) + " at " + site_place(t_, r.site);
+    if (!is_copy(op)) continue;
+    copy_found = true;
+    sink_.add("check.fault", Severity::error,
+              "the kernel faulted (" + t_.meta.driver_result + "); this " + std::string(instrument::to_string(op)) +
+                  " is the last operation its thread recorded, so the fault is among these copies",
+              idx);
+  }
+  if (!copy_found && !last_of_.empty())
+    sink_.add("check.fault", Severity::error,
+              "the kernel faulted (" + t_.meta.driver_result + ") after the last operation the trace holds; no copy "
+              "was the last operation of a thread",
+              last_of_.rbegin()->second);
+  if (listed > 16) last += "; and " + std::to_string(listed - 16) + " more threads";
+  report_.outcome_explained += (report_.outcome_explained.empty() ? "" : "\n") +
+                               ("the kernel faulted (" + t_.meta.driver_result + "); the last operation each thread "
+                                "recorded: " + last);
+}
+
+}  // namespace tmakit::check::detail

@@ -1,0 +1,265 @@
+// A trace directory read back (docs/check-replay.md): meta.json, trace.bin, sites.json and
+// maps.jsonl, each checked before anything is replayed. Every error names the file, the record
+// or line, and the field; whatever the input, memory and time stay bounded (the caps of
+// replay.hpp, every field's offset checked against the 128-byte record).
+#include <cstring>
+#include <fstream>
+
+#include "tmakit/check/replay.hpp"
+#include "tmakit/tensor_map/json.hpp"
+
+namespace tmakit::check {
+namespace {
+
+using nlohmann::json;
+using instrument::TraceOp;
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) { throw TraceError(where + ": " + what); }
+
+const json& field(const json& o, const char* key, const std::string& where) {
+  if (!o.is_object()) bad(where, "must be a JSON object");
+  auto it = o.find(key);
+  if (it == o.end()) bad(where + "." + key, "missing");
+  return *it;
+}
+
+uint64_t unsigned_field(const json& o, const char* key, const std::string& where, uint64_t max) {
+  const json& v = field(o, key, where);
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+    bad(where + "." + key, "must be a non-negative integer, got " + v.dump());
+  uint64_t x = v.get<uint64_t>();
+  if (x > max) bad(where + "." + key, std::to_string(x) + " is above the limit " + std::to_string(max));
+  return x;
+}
+
+std::string string_field(const json& o, const char* key, const std::string& where) {
+  const json& v = field(o, key, where);
+  if (!v.is_string()) bad(where + "." + key, "must be a string, got " + v.dump());
+  return v.get<std::string>();
+}
+
+// [x, y, z] with each in [1, max].
+std::array<uint32_t, 3> triple(const json& o, const char* key, const std::string& where, uint32_t max) {
+  const json& v = field(o, key, where);
+  if (!v.is_array() || v.size() != 3) bad(where + "." + key, "must be an array of 3 integers, got " + v.dump());
+  std::array<uint32_t, 3> out{};
+  for (int i = 0; i < 3; ++i) {
+    if (!v[i].is_number_integer() || v[i].get<int64_t>() < 1 || v[i].get<int64_t>() > max)
+      bad(where + "." + key + "[" + std::to_string(i) + "]",
+          "must be an integer in [1, " + std::to_string(max) + "], got " + v[i].dump());
+    out[i] = v[i].get<uint32_t>();
+  }
+  return out;
+}
+
+json parse_json(std::string_view text, const std::string& file) {
+  json j = json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded()) bad(file, "is not JSON");
+  return j;
+}
+
+LaunchMeta parse_meta(std::string_view text) {
+  const std::string w = "meta.json";
+  json j = parse_json(text, w);
+  if (!j.is_object()) bad(w, "must be a JSON object");
+  if (string_field(j, "format", w) != "tmakit-trace/1")
+    bad(w + ".format", "must be \"tmakit-trace/1\", got " + j["format"].dump());
+  LaunchMeta m;
+  m.kernel = string_field(j, "kernel", w);
+  m.grid = triple(j, "grid", w, 0x7fffffff);
+  m.block = triple(j, "block", w, 1024);
+  if (uint64_t{m.block[0]} * m.block[1] * m.block[2] > 1024)
+    bad(w + ".block", "more than 1024 threads a block");
+  m.cluster = j.contains("cluster") ? triple(j, "cluster", w, 16) : std::array<uint32_t, 3>{1, 1, 1};
+  if (m.cluster[0] * m.cluster[1] * m.cluster[2] > 16) bad(w + ".cluster", "more than 16 CTAs a cluster");
+  m.dynamic_smem = j.contains("dynamic_smem") ? unsigned_field(j, "dynamic_smem", w, 1u << 30) : 0;
+  m.outcome = string_field(j, "outcome", w);
+  if (m.outcome != "completed" && m.outcome != "timeout" && m.outcome != "fault" && m.outcome != "launch_error")
+    bad(w + ".outcome", "must be completed, timeout, fault or launch_error, got \"" + m.outcome + "\"");
+  m.driver_result = j.contains("driver_result") ? string_field(j, "driver_result", w) : "";
+  m.records = unsigned_field(j, "records", w, kMaxRecords);
+  if (j.contains("next") && !j["next"].is_null()) m.next = unsigned_field(j, "next", w, UINT64_MAX);
+  m.capacity = j.contains("capacity") ? unsigned_field(j, "capacity", w, UINT64_MAX) : m.records;
+  if (j.contains("timeout_s")) {
+    if (!j["timeout_s"].is_number()) bad(w + ".timeout_s", "must be a number, got " + j["timeout_s"].dump());
+    m.timeout_s = j["timeout_s"].get<double>();
+  }
+  if (j.contains("target")) m.target = string_field(j, "target", w);
+  return m;
+}
+
+instrument::Field parse_field(const json& f, const std::string& where) {
+  instrument::Field out;
+  out.name = string_field(f, "name", where);
+  out.offset = static_cast<uint32_t>(unsigned_field(f, "offset", where, instrument::kRecordBytes));
+  out.stride = static_cast<uint32_t>(unsigned_field(f, "stride", where, instrument::kRecordBytes));
+  out.bytes = static_cast<uint32_t>(unsigned_field(f, "bytes", where, 8));
+  out.count = static_cast<uint32_t>(unsigned_field(f, "count", where, instrument::kRecordBytes));
+  if (out.bytes != 1 && out.bytes != 2 && out.bytes != 4 && out.bytes != 8)
+    bad(where + ".bytes", "must be 1, 2, 4 or 8, got " + std::to_string(out.bytes));
+  if (out.count == 0) bad(where + ".count", "must be at least 1");
+  if (out.stride < out.bytes)
+    bad(where + ".stride", std::to_string(out.stride) + " is below the element's " + std::to_string(out.bytes) + " bytes");
+  // Every element must lie in the record's values (bytes 32..127).
+  const uint64_t end = uint64_t{out.offset} + uint64_t{out.stride} * (out.count - 1) + out.bytes;
+  if (out.offset < instrument::kValuesOffset || end > instrument::kRecordBytes)
+    bad(where, "elements at bytes [" + std::to_string(out.offset) + ", " + std::to_string(end) +
+                   ") leave the record's values [32, 128)");
+  return out;
+}
+
+bool known_op(uint64_t op) { return (op >= 1 && op <= 24) || op == kOpSharedLoad; }
+
+std::vector<instrument::Site> parse_sites(std::string_view text) {
+  const std::string w = "sites.json";
+  json j = parse_json(text, w);
+  if (!j.is_object()) bad(w, "must be a JSON object");
+  if (unsigned_field(j, "version", w, UINT64_MAX) != 1) bad(w + ".version", "must be 1, got " + j["version"].dump());
+  if (j.contains("record_bytes") && unsigned_field(j, "record_bytes", w, UINT64_MAX) != instrument::kRecordBytes)
+    bad(w + ".record_bytes", "must be 128, got " + j["record_bytes"].dump());
+  const json& list = field(j, "sites", w);
+  if (!list.is_array()) bad(w + ".sites", "must be an array");
+  if (list.size() > kMaxSites) bad(w + ".sites", std::to_string(list.size()) + " sites, above the limit");
+  std::vector<instrument::Site> sites;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string at = w + ".sites[" + std::to_string(i) + "]";
+    const json& s = list[i];
+    instrument::Site site;
+    site.id = static_cast<uint32_t>(unsigned_field(s, "id", at, UINT32_MAX));
+    if (site.id != i) bad(at + ".id", "must be " + std::to_string(i) + " (the site's index), got " + std::to_string(site.id));
+    const uint64_t op = unsigned_field(s, "op_code", at, 0xffff);
+    if (!known_op(op)) bad(at + ".op_code", "unknown operation code " + std::to_string(op));
+    site.op = static_cast<TraceOp>(op);
+    site.form = s.contains("form") ? string_field(s, "form", at) : "";
+    site.function = s.contains("function") ? string_field(s, "function", at) : "";
+    site.ptx_line = static_cast<int>(unsigned_field(s, "ptx_line", at, INT32_MAX));
+    site.text = string_field(s, "text", at);
+    if (s.contains("after") && !s["after"].is_boolean()) bad(at + ".after", "must be true or false");
+    site.after = s.value("after", false);
+    if (s.contains("loc")) {
+      const json& loc = s["loc"];
+      site.file = string_field(loc, "file", at + ".loc");
+      site.line = static_cast<int>(unsigned_field(loc, "line", at + ".loc", INT32_MAX));
+      site.column = static_cast<int>(unsigned_field(loc, "column", at + ".loc", INT32_MAX));
+    }
+    const json& fields = field(s, "fields", at);
+    if (!fields.is_array() || fields.size() > 16) bad(at + ".fields", "must be an array of at most 16 fields");
+    for (size_t k = 0; k < fields.size(); ++k)
+      site.fields.push_back(parse_field(fields[k], at + ".fields[" + std::to_string(k) + "]"));
+    sites.push_back(std::move(site));
+  }
+  return sites;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::vector<EncodedMap> parse_maps(std::string_view text) {
+  std::vector<EncodedMap> maps;
+  int line_no = 0;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const std::string w = "maps.jsonl:" + std::to_string(line_no);
+    json j = parse_json(line, w);
+    if (!j.is_object()) bad(w, "must be a JSON object");
+    // Refused encodes and records of other kinds carry no descriptor: nothing to match.
+    if (!j.contains("descriptor") || j["descriptor"].is_null() || !j.contains("map") || j["map"].is_null()) continue;
+    if (maps.size() >= kMaxMaps) bad(w, "more than " + std::to_string(kMaxMaps) + " maps");
+    EncodedMap m;
+    m.line = line_no;
+    const std::string hex = string_field(j, "descriptor", w);
+    if (hex.size() != 256) bad(w + ".descriptor", "must be 256 hex digits (128 bytes), got " + std::to_string(hex.size()));
+    for (size_t i = 0; i < 128; ++i) {
+      int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+      if (hi < 0 || lo < 0) bad(w + ".descriptor", "character " + std::to_string(2 * i) + " is not a hex digit");
+      m.descriptor[i] = static_cast<uint8_t>(hi * 16 + lo);
+    }
+    try {
+      tensor_map::MapSource src = tensor_map::map_from_json(j["map"], w + ".map");
+      m.map = src.map;  // the log writes the real address as "global_address"
+    } catch (const DiagnosticError& e) {
+      bad(w + ".map", e.diagnostic().message + " [" + e.diagnostic().rule + "]");
+    }
+    maps.push_back(std::move(m));
+  }
+  return maps;
+}
+
+std::vector<instrument::Record> parse_records(std::string_view bin, const LaunchMeta& meta,
+                                              const std::vector<instrument::Site>& sites) {
+  if (bin.size() % instrument::kRecordBytes)
+    bad("trace.bin", std::to_string(bin.size()) + " bytes is not a whole number of 128-byte records");
+  const uint64_t n = bin.size() / instrument::kRecordBytes;
+  if (n > kMaxRecords) bad("trace.bin", std::to_string(n) + " records, above the limit " + std::to_string(kMaxRecords));
+  if (n != meta.records)
+    bad("trace.bin", "holds " + std::to_string(n) + " records but meta.json.records says " + std::to_string(meta.records));
+  std::vector<instrument::Record> records(n);
+  if (n) std::memcpy(records.data(), bin.data(), bin.size());
+  for (uint64_t i = 0; i < n; ++i) {
+    const instrument::Record& r = records[i];
+    if (r.op == 0) continue;  // a hole: reserved, never written
+    const std::string w = "trace.bin record " + std::to_string(i);
+    if (!known_op(r.op) && r.op != kOpTensorMapLo && r.op != kOpTensorMapHi)
+      bad(w + ".op", "unknown operation code " + std::to_string(r.op));
+    if (r.site >= sites.size())
+      bad(w + ".site", "site " + std::to_string(r.site) + " is not in sites.json (" + std::to_string(sites.size()) + " sites)");
+    const uint16_t want = static_cast<uint16_t>(sites[r.site].op);
+    if (r.op != want && r.op != kOpTensorMapLo && r.op != kOpTensorMapHi)
+      bad(w + ".op", "operation " + std::to_string(r.op) + " but its site " + std::to_string(r.site) + " is operation " +
+                         std::to_string(want) + " (" + std::string(instrument::to_string(sites[r.site].op)) + ")");
+  }
+  return records;
+}
+
+std::string read_file(const std::filesystem::path& p, bool optional) {
+  std::error_code ec;
+  auto st = std::filesystem::status(p, ec);
+  if (ec || !std::filesystem::exists(st)) {
+    if (optional) return {};
+    bad(p.filename().string(), "missing from " + p.parent_path().string());
+  }
+  if (!std::filesystem::is_regular_file(st)) bad(p.filename().string(), "is not a regular file");
+  const auto size = std::filesystem::file_size(p, ec);
+  if (ec || size > kMaxFileBytes) bad(p.filename().string(), "is above the limit of " + std::to_string(kMaxFileBytes) + " bytes");
+  std::ifstream in(p, std::ios::binary);
+  std::string s(size, '\0');
+  if (!in.read(s.data(), static_cast<std::streamsize>(size))) bad(p.filename().string(), "cannot be read");
+  return s;
+}
+
+}  // namespace
+
+TraceDir parse_trace_dir(std::string_view meta_json, std::string_view trace_bin, std::string_view sites_json,
+                         std::string_view maps_jsonl) {
+  TraceDir t;
+  t.meta = parse_meta(meta_json);
+  t.sites = parse_sites(sites_json);
+  t.records = parse_records(trace_bin, t.meta, t.sites);
+  t.maps = parse_maps(maps_jsonl);
+  return t;
+}
+
+TraceDir load_trace_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) throw TraceError(dir.string() + ": not a trace directory");
+  // One file after the other, so the first missing one is the one named.
+  const std::string meta = read_file(dir / "meta.json", false);
+  const std::string bin = read_file(dir / "trace.bin", false);
+  const std::string sites = read_file(dir / "sites.json", false);
+  const std::string maps = read_file(dir / "maps.jsonl", true);
+  TraceDir t = parse_trace_dir(meta, bin, sites, maps);
+  t.dir = dir;
+  return t;
+}
+
+}  // namespace tmakit::check

@@ -1,0 +1,58 @@
+// `tmakit check --replay DIR [--json]`: exit 0 clean, 1 findings, 2 unusable input (with a
+// message that names the file and field, and nothing on stdout).
+#include <sys/wait.h>
+
+#include "trace_builder.hpp"
+
+namespace {
+
+using namespace check_test;
+
+struct CliRun {
+  int status;
+  std::string out, err;
+};
+
+CliRun tmakit_check(const std::string& args) {
+  const fs::path dir = fs::path(TMAKIT_BINARY_DIR) / "test_check_cli";
+  fs::create_directories(dir);
+  const std::string cmd = std::string(TMAKIT_BINARY_DIR) + "/tools/tmakit/tmakit check " + args + " >" +
+                          (dir / "out").string() + " 2>" + (dir / "err").string();
+  const int rc = std::system(cmd.c_str());
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, read(dir / "out"), read(dir / "err")};
+}
+
+TEST(CheckCli, ExitStatusesAndOutput) {
+  const fs::path root = fs::path(TMAKIT_BINARY_DIR) / "test_check_cli";
+  fs::remove_all(root);
+  Map m;
+  Trace clean;
+  clean.encoded(m);
+  clean.rec(10, 0, 0, {{"addr", {kBar}}, {"count", {1}}});
+  clean.write(root / "clean");
+  CliRun r = tmakit_check("--replay " + (root / "clean").string());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("tmakit check: completed; 1 records (0 holes), 1 replayed on the model"), std::string::npos) << r.out;
+
+  Trace bad;
+  bad.meta()["cluster"] = {2, 1, 1};
+  bad.rec(10, 1, 0, {{"addr", {kBar}}, {"count", {1}}});
+  bad.rec(42, 0, 0, {{"addr", {(int64_t{1} << 24) | kBar}}});
+  bad.write(root / "bad");
+  r = tmakit_check("--replay " + (root / "bad").string());
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.out.find("/src/pipeline.cu:42:3: error: "), std::string::npos) << r.out;
+  r = tmakit_check("--replay " + (root / "bad").string() + " --json");
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["findings"][0]["rule"], "check.init-fence-missing");
+
+  fs::create_directories(root / "empty");
+  r = tmakit_check("--replay " + (root / "empty").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("meta.json: missing from"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[check.trace-dir]"), std::string::npos) << r.err;
+}
+
+}  // namespace

@@ -1,0 +1,56 @@
+// Every trace recorded on the H100 (tests/vectors/check/<case>/, or <case>/launch-<n>/ for a
+// program with several launches) replayed and compared with its expect.json: the rule and
+// file:line of every diagnosis, the outcome, and "clean": zero findings. Passes with no
+// directories; checks every one that exists.
+#include <algorithm>
+#include <cstdio>
+
+#include "trace_builder.hpp"
+
+namespace {
+
+using namespace check_test;
+
+std::vector<fs::path> recorded_dirs() {
+  std::vector<fs::path> out;
+  const fs::path root = fs::path(TMAKIT_SOURCE_DIR) / "tests/vectors/check";
+  if (!fs::is_directory(root)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.is_regular_file() && e.path().filename() == "expect.json") out.push_back(e.path().parent_path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(CheckRecorded, EveryRecordedTraceGivesTheExpectedDiagnoses) {
+  const auto dirs = recorded_dirs();
+  std::printf("tests/vectors/check: %zu recorded traces\n", dirs.size());
+  for (const fs::path& dir : dirs) {
+    SCOPED_TRACE(dir.string());
+    const auto expect = nlohmann::json::parse(read(dir / "expect.json"));
+    tmakit::check::Report r;
+    ASSERT_NO_THROW({ r = tmakit::check::replay(tmakit::check::load_trace_dir(dir)); });
+    const std::string text = tmakit::check::to_text(r);
+    if (expect.contains("outcome")) EXPECT_EQ(r.outcome, expect["outcome"].get<std::string>());
+    if (expect.value("clean", false)) {
+      EXPECT_TRUE(r.findings.empty()) << text;
+      continue;
+    }
+    // Each expected diagnosis is found (rule, file's basename, line), and nothing else is an error.
+    std::vector<bool> used(r.findings.size(), false);
+    for (const auto& d : expect["diagnoses"]) {
+      bool found = false;
+      for (size_t i = 0; i < r.findings.size() && !found; ++i) {
+        const auto& f = r.findings[i];
+        if (used[i] || f.rule != d["rule"].get<std::string>()) continue;
+        if (d.contains("file") && fs::path(f.file).filename() != d["file"].get<std::string>()) continue;
+        if (d.contains("line") && f.line != d["line"].get<int>()) continue;
+        used[i] = found = true;
+      }
+      EXPECT_TRUE(found) << "expected " << d.dump() << "\n" << text;
+    }
+    for (size_t i = 0; i < r.findings.size(); ++i)
+      EXPECT_TRUE(used[i] || r.findings[i].severity != "error") << "unexpected: " << r.findings[i].rule << "\n" << text;
+  }
+}
+
+}  // namespace

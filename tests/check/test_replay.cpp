@@ -1,0 +1,361 @@
+// The replay of traces a GPU would write for tests/check/kernels/pipeline.ptx: a clean
+// pipeline, and each seeded bug of issue 18 the trace lets the model diagnose, with the rule
+// and the source line (the kernel's `.loc` lines name the sites).
+#include "trace_builder.hpp"
+
+namespace {
+
+using namespace check_test;
+
+constexpr int64_t kMapAddr = 0x7f1100000000;  // where the kernel's map lives (its param's generic address)
+constexpr int kInit = 10, kFenceInit = 11, kArriveTx = 20, kLoad = 21, kWaitParity = 22, kLdShared = 23;
+constexpr int kStShared = 30, kFenceAsync = 31, kStore = 32, kCommit = 33, kWaitRead = 34;
+constexpr int kMulticast = 40, kRemoteArrive = 42, kReplace = 50, kAcquire = 51, kLoadFromReg = 52;
+constexpr int kBulk = 60, kArrive = 61, kTestWait = 62;
+
+// Thread 0 of CTA `cta`: init the barrier, arm it with `expect` bytes, load one box of `m`.
+Trace& produce(Trace& t, const Map& m, int64_t expect, int64_t init_count = 1, int cta = 0, int64_t dst = kBuf,
+               std::vector<int64_t> coords = {0, 0}) {
+  t.rec(kInit, cta, 0, {{"addr", {kBar}}, {"count", {init_count}}});
+  t.rec(kFenceInit, cta, 0, {});
+  t.rec(kArriveTx, cta, 0, {{"state", {0}}, {"addr", {kBar}}, {"txCount", {expect}}});
+  t.map_bytes(kLoad, cta, 0, m.descriptor());
+  t.rec(kLoad, cta, 0, {{"dstMem", {dst}}, {"tensorMap", {kMapAddr}}, {"tensorCoords", coords}, {"mbar", {kBar}}});
+  return t;
+}
+
+TEST(CheckReplay, CleanPipelineHasNoFindings) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  produce(t, m, m.box_bytes());
+  t.rec(kWaitParity, 0, 5, {{"addr", {kBar}}, {"phaseParity", {0}}}, false);  // a spin that failed once
+  t.rec(kWaitParity, 0, 5, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+  t.rec(kLdShared, 0, 5, {{"addr", {kBuf}}, {"size", {4}}});
+  // The epilogue: write the tile, fence, store it, and wait for the store's reads.
+  t.rec(kStShared, 0, 5, {{"addr", {kBuf}}, {"size", {4}}});
+  t.rec(kFenceAsync, 0, 5, {});
+  t.map_bytes(kStore, 0, 5, m.descriptor());
+  t.rec(kStore, 0, 5, {{"tensorMap", {kMapAddr}}, {"tensorCoords", {0, 32}}, {"srcMem", {kBuf}}});
+  t.rec(kCommit, 0, 5, {});
+  t.rec(kWaitRead, 0, 5, {{"N", {0}}});
+  t.rec(kStShared, 0, 5, {{"addr", {kBuf}}, {"size", {4}}});
+  auto r = t.replay();
+  EXPECT_TRUE(r.findings.empty()) << tmakit::check::to_text(r);
+  EXPECT_TRUE(r.clean());
+  EXPECT_EQ(r.replayed, 11u);  // 17 records but the 4 companions, the failed spin and the shared load
+  EXPECT_EQ(r.clusters_replayed, 1);
+}
+
+TEST(CheckReplay, BulkCopyAndStateFormWaitsAreClean) {
+  Trace t;
+  const int64_t src = 0x7f1300000010;  // 16-byte aligned, not 256: the low bits are kept
+  t.rec(kInit, 0, 0, {{"addr", {kBar}}, {"count", {2}}});
+  t.rec(kArriveTx, 0, 0, {{"state", {77}}, {"addr", {kBar}}, {"txCount", {4096}}});
+  t.rec(kBulk, 0, 0, {{"dstMem", {kBuf}}, {"srcMem", {src}}, {"size", {4096}}, {"mbar", {kBar}}});
+  t.rec(kArrive, 0, 1, {{"state", {1234}}, {"addr", {kBar}}});
+  t.rec(kTestWait, 0, 1, {{"addr", {kBar}}, {"state", {1234}}}, true);
+  t.rec(kLdShared, 0, 1, {{"addr", {kBuf + 4092}}, {"size", {4}}});
+  auto r = t.replay();
+  EXPECT_TRUE(r.findings.empty()) << tmakit::check::to_text(r);
+}
+
+// The record of a wait is written after the wait returns, an arrive's after the arrive: a
+// waiter's record can come first. Its thread waits on the model until the arrive is replayed.
+TEST(CheckReplay, AWaitRecordedBeforeTheArriveThatCompletedItWaits) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  t.rec(kInit, 0, 0, {{"addr", {kBar}}, {"count", {1}}});
+  t.rec(kWaitParity, 0, 7, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+  t.rec(kLdShared, 0, 7, {{"addr", {kBuf}}, {"size", {16}}});
+  t.rec(kArriveTx, 0, 0, {{"state", {0}}, {"addr", {kBar}}, {"txCount", {m.box_bytes()}}});
+  t.map_bytes(kLoad, 0, 0, m.descriptor());
+  t.rec(kLoad, 0, 0, {{"dstMem", {kBuf}}, {"tensorMap", {kMapAddr}}, {"tensorCoords", {0, 0}}, {"mbar", {kBar}}});
+  auto r = t.replay();
+  EXPECT_TRUE(r.findings.empty()) << tmakit::check::to_text(r);
+}
+
+TEST(CheckReplay, ExpectTxShortBy16HangsAndSaysSo) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  t.meta()["outcome"] = "timeout";
+  t.meta()["timeout_s"] = 5.0;
+  produce(t, m, m.box_bytes() - 16);
+  for (int i = 0; i < 3; ++i) t.rec(kWaitParity, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, false);
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"check.hang"}) << tmakit::check::to_text(r);
+  const auto& f = r.findings[0];
+  EXPECT_EQ(f.file, "/src/pipeline.cu");
+  EXPECT_EQ(f.line, kWaitParity);
+  EXPECT_NE(f.message.find("16 bytes more were delivered than armed"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("within 5"), std::string::npos) << f.message;
+  EXPECT_NE(r.outcome_explained.find("mbarrier at shared offset 65536"), std::string::npos) << r.outcome_explained;
+}
+
+TEST(CheckReplay, ExpectTxLongBy16Hangs) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  t.meta()["outcome"] = "timeout";
+  produce(t, m, m.box_bytes() + 16);
+  t.rec(kWaitParity, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, false);
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"check.hang"}) << tmakit::check::to_text(r);
+  EXPECT_NE(r.findings[0].message.find("16 armed bytes were never delivered"), std::string::npos) << r.findings[0].message;
+}
+
+// Short by 128 bytes: the H100 may complete the phase before the last bytes land (a wait
+// that returned); the model, which lands the box whole, cannot complete it and says why.
+TEST(CheckReplay, ExpectTxShortBy128CompletedEarlyOnTheHardware) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  produce(t, m, m.box_bytes() - 128);
+  t.rec(kWaitParity, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"model.deadlock"}) << tmakit::check::to_text(r);
+  EXPECT_NE(r.findings[0].message.find("128 bytes more were delivered than armed"), std::string::npos);
+  EXPECT_NE(r.findings[0].message.find("the hardware's wait returned"), std::string::npos);
+}
+
+TEST(CheckReplay, WrongArrivalCountHangs) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  t.meta()["outcome"] = "timeout";
+  produce(t, m, m.box_bytes(), /*init_count=*/2);
+  t.rec(kWaitParity, 0, 3, {{"addr", {kBar}}, {"phaseParity", {0}}}, false);
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"check.hang"}) << tmakit::check::to_text(r);
+  EXPECT_NE(r.findings[0].message.find("1 of 2 arrivals pending"), std::string::npos) << r.findings[0].message;
+  EXPECT_EQ(r.findings[0].thread, 3);
+}
+
+TEST(CheckReplay, WrongParityReturnsBeforeTheData) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  produce(t, m, m.box_bytes());
+  t.rec(kWaitParity, 0, 9, {{"addr", {kBar}}, {"phaseParity", {1}}}, true);  // phase 0 has parity 0
+  t.rec(kLdShared, 0, 9, {{"addr", {kBuf + 64}}, {"size", {8}}});
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"check.wrong-parity"}) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[0].line, kLdShared);
+  EXPECT_NE(r.findings[0].message.find("waited on parity 1 while the barrier was in phase 0"), std::string::npos);
+}
+
+TEST(CheckReplay, DestinationReadBeforeTheWait) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  produce(t, m, m.box_bytes());
+  t.rec(kLdShared, 0, 4, {{"addr", {kBuf}}, {"size", {16}}});
+  t.rec(kWaitParity, 0, 4, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"check.read-before-wait"}) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[0].line, kLdShared);
+  EXPECT_EQ(r.findings[0].column, 3);
+}
+
+TEST(CheckReplay, MisalignedCoordinateFaults) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  t.meta()["outcome"] = "fault";
+  t.meta()["driver_result"] = "CUDA_ERROR_ILLEGAL_INSTRUCTION";
+  produce(t, m, m.box_bytes(), 1, 0, kBuf, {1, 0});  // 4 bytes off its 16-byte granule
+  auto r = t.replay();
+  EXPECT_EQ(rules(r), (std::vector<std::string>{"coord.inner-align", "check.fault"})) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[0].line, kLoad);
+  EXPECT_EQ(r.findings[1].line, kLoad);
+  EXPECT_NE(r.outcome_explained.find("tensor_load at /src/pipeline.cu:21"), std::string::npos) << r.outcome_explained;
+}
+
+TEST(CheckReplay, SharedDestinationOff128Bytes) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  produce(t, m, m.box_bytes(), 1, 0, 64);
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"tensor.smem-align"}) << tmakit::check::to_text(r);
+}
+
+TEST(CheckReplay, SwizzledDestinationOff1024IsAWarning) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  produce(t, m, m.box_bytes(), 1, 0, 128);
+  t.rec(kWaitParity, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"check.swizzle-phase"}) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[0].severity, "warning");
+  EXPECT_FALSE(r.clean());
+  // Just inside: 1024-aligned, or a 64B swizzle (512-byte pattern) at 512.
+  Trace ok;
+  Map m64;
+  m64.swizzle = "64b";
+  m64.box[0] = 16;
+  ok.encoded(m64);
+  produce(ok, m64, m64.box_bytes(), 1, 0, 512);
+  ok.rec(kWaitParity, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+  EXPECT_TRUE(ok.replay().findings.empty()) << tmakit::check::to_text(ok.replay());
+}
+
+TEST(CheckReplay, MulticastMaskPastTheCluster) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  t.meta()["cluster"] = {2, 1, 1};
+  t.meta()["grid"] = {2, 1, 1};
+  for (int cta = 0; cta < 2; ++cta) {
+    t.rec(kInit, cta, 0, {{"addr", {kBar}}, {"count", {1}}});
+    t.rec(kFenceInit, cta, 0, {});
+  }
+  t.map_bytes(kMulticast, 0, 0, m.descriptor());
+  t.rec(kMulticast, 0, 0,
+        {{"dstMem", {kBuf}}, {"tensorMap", {kMapAddr}}, {"tensorCoords", {0, 0}}, {"mbar", {kBar}}, {"ctaMask", {0b101}}});
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"multicast.mask-range"}) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[0].line, kMulticast);
+}
+
+TEST(CheckReplay, StoreAfterStSharedWithoutProxyFence) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  t.rec(kStShared, 0, 2, {{"addr", {kBuf + 16}}, {"size", {4}}});
+  t.map_bytes(kStore, 0, 2, m.descriptor());
+  t.rec(kStore, 0, 2, {{"tensorMap", {kMapAddr}}, {"tensorCoords", {0, 0}}, {"srcMem", {kBuf}}});
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"model.missing-proxy-fence"}) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[0].line, kStore);
+}
+
+TEST(CheckReplay, StoreSourceOverwrittenBeforeWaitGroupRead) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  t.map_bytes(kStore, 0, 2, m.descriptor());
+  t.rec(kStore, 0, 2, {{"tensorMap", {kMapAddr}}, {"tensorCoords", {0, 0}}, {"srcMem", {kBuf}}});
+  t.rec(kCommit, 0, 2, {});
+  t.rec(kStShared, 0, 2, {{"addr", {kBuf + 256}}, {"size", {16}}});
+  t.rec(kWaitRead, 0, 2, {{"N", {0}}});
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"model.use-before-completion"}) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[0].line, kStShared);
+}
+
+Trace remote_arrive(bool fenced) {
+  Trace t;
+  t.meta()["cluster"] = {2, 1, 1};
+  t.meta()["grid"] = {2, 1, 1};
+  t.rec(kInit, 1, 0, {{"addr", {kBar}}, {"count", {1}}});
+  if (fenced) t.rec(kFenceInit, 1, 0, {});
+  t.rec(kRemoteArrive, 0, 0, {{"addr", {(int64_t{1} << 24) | kBar}}});  // mapa's address of CTA 1's barrier
+  return t;
+}
+
+TEST(CheckReplay, InitWithoutFenceBeforeARemoteArrive) {
+  auto r = remote_arrive(false).replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"check.init-fence-missing"}) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[0].line, kRemoteArrive);
+  EXPECT_EQ(r.findings[0].cta, 0);
+  auto ok = remote_arrive(true).replay();
+  EXPECT_TRUE(ok.findings.empty()) << tmakit::check::to_text(ok);
+}
+
+Trace replaced_map(bool acquire) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  const int64_t map_in_global = 0x7f1400000000;
+  t.rec(kInit, 0, 0, {{"addr", {kBar}}, {"count", {1}}});
+  t.rec(kReplace, 0, 0, {{"addr", {map_in_global}}, {"new_val", {int64_t(m.address)}}});
+  if (acquire) t.rec(kAcquire, 0, 0, {{"addr", {map_in_global}}, {"size", {128}}});
+  t.rec(kArriveTx, 0, 0, {{"state", {0}}, {"addr", {kBar}}, {"txCount", {m.box_bytes()}}});
+  t.map_bytes(kLoadFromReg, 0, 0, m.descriptor());
+  t.rec(kLoadFromReg, 0, 0,
+        {{"dstMem", {kBuf}}, {"tensorMap", {map_in_global}}, {"tensorCoords", {0, 0}}, {"mbar", {kBar}}});
+  t.rec(kWaitParity, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+  return t;
+}
+
+TEST(CheckReplay, MapReplacedWithoutTheTensormapFence) {
+  auto r = replaced_map(false).replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"check.tensormap-fence-missing"}) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[0].line, kLoadFromReg);
+  auto ok = replaced_map(true).replay();
+  EXPECT_TRUE(ok.findings.empty()) << tmakit::check::to_text(ok);
+}
+
+TEST(CheckReplay, UnknownMap) {
+  Map m, other;
+  other.seed = 9;
+  Trace t;
+  t.encoded(m);
+  produce(t, other, other.box_bytes());
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"check.map-unknown"}) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[0].line, kLoad);
+}
+
+TEST(CheckReplay, HolesAreSkippedAndCounted) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  produce(t, m, m.box_bytes());
+  t.hole();
+  t.rec(kWaitParity, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+  t.hole();
+  auto r = t.replay();
+  EXPECT_TRUE(r.findings.empty()) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.holes, 2u);
+  EXPECT_NE(tmakit::check::to_text(r).find("2 records were reserved but never written"), std::string::npos);
+}
+
+TEST(CheckReplay, FindingsMergeBySiteWithACount) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  t.meta()["grid"] = {3, 1, 1};
+  for (int i = 0; i < 3; ++i) t.rec(kInit, 0, 0, {{"addr", {kBar}}, {"count", {1}}});
+  auto parsed = t.parsed();  // three clusters of one CTA each (%clusterid.x 0, 1, 2)
+  for (size_t i = 0; i < parsed.records.size(); ++i) parsed.records[i].clusterid_x = static_cast<uint32_t>(i);
+  auto r = tmakit::check::replay(parsed);
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_EQ(r.clusters, 3);
+  EXPECT_EQ(r.clusters_replayed, 3);
+  tmakit::check::ReplayOptions one;
+  one.max_clusters = 1;
+  auto capped = tmakit::check::replay(parsed, one);
+  EXPECT_EQ(capped.clusters_replayed, 1);
+  EXPECT_NE(tmakit::check::to_text(capped).find("2 clusters past the first 1 are not replayed"), std::string::npos);
+
+  // The same bug in three clusters: one finding, counted three times.
+  Map other;
+  other.seed = 5;
+  Trace u;
+  for (int i = 0; i < 3; ++i) produce(u, other, 4096, 1, 0);
+  auto parsed2 = u.parsed();
+  for (size_t i = 0; i < parsed2.records.size(); ++i) parsed2.records[i].clusterid_x = static_cast<uint32_t>(i / 6);
+  auto merged = tmakit::check::replay(parsed2);
+  ASSERT_EQ(rules(merged), std::vector<std::string>{"check.map-unknown"}) << tmakit::check::to_text(merged);
+  EXPECT_EQ(merged.findings[0].count, 3);
+}
+
+TEST(CheckReplay, TextAndJsonReports) {
+  auto r = remote_arrive(false).replay();
+  const std::string text = tmakit::check::to_text(r);
+  EXPECT_EQ(text.rfind("/src/pipeline.cu:42:3: error: CTA 0 uses the mbarrier at shared offset 65536 of CTA 1", 0), 0u)
+      << text;
+  EXPECT_NE(text.find("[check.init-fence-missing]"), std::string::npos);
+  EXPECT_NE(text.find("1 errors, 0 warnings"), std::string::npos);
+  auto j = tmakit::check::to_json(r);
+  EXPECT_EQ(j["findings"][0]["rule"], "check.init-fence-missing");
+  EXPECT_EQ(j["findings"][0]["line"], 42);
+  EXPECT_EQ(j["clean"], false);
+}
+
+}  // namespace
