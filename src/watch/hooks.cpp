@@ -76,7 +76,7 @@ void* hook_for(Slot slot) {
     case Slot::encode_im2col: return reinterpret_cast<void*>(&hook_encode_im2col<V>);
     case Slot::encode_im2col_wide: return reinterpret_cast<void*>(&hook_encode_im2col_wide<V>);
     case Slot::replace_address: return reinterpret_cast<void*>(&hook_replace_address<V>);
-    default: return nullptr;
+    default: return check_hook_for(slot);
   }
 }
 
@@ -84,7 +84,7 @@ void* hook_for(Slot slot) {
 int slot_of(const char* symbol) {
   for (int i = 0; i < static_cast<int>(Slot::get_error_name); ++i)
     if (std::strcmp(symbol, kSlotSymbol[i]) == 0) return i;
-  return -1;
+  return check_slot_of(symbol);
 }
 
 // A cuGetProcAddress the program got from the library's own cuGetProcAddress is
@@ -98,11 +98,14 @@ CUresult hook_get_proc_address_v2(const char* symbol, void** pfn, int version, u
 
 // Swaps the driver's answer for a hook when the symbol is one the library watches.
 template <Level L>
-void substitute(const char* symbol, int version, void** pfn) {
+void substitute(const char* symbol, int version, uint64_t flags, void** pfn) {
   if (symbol == nullptr || pfn == nullptr || *pfn == nullptr) return;
   const int s = slot_of(symbol);
   if (s < 0) return;
   const auto slot = static_cast<Slot>(s);
+  // tmakit check leaves the per-thread-default-stream variants (_ptsz) alone (docs/check.md).
+  constexpr uint64_t kPerThreadDefaultStream = 2;  // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+  if (slot > Slot::get_error_name && (flags & kPerThreadDefaultStream) != 0) return;
   if (slot == Slot::get_proc_address_v1 || slot == Slot::get_proc_address_v2) {
     // "cuGetProcAddress" for CUDA 12.0 and later is the _v2 ABI (cudaTypedefs.h).
     const bool v2 = slot == Slot::get_proc_address_v2 || version >= 12000;
@@ -120,7 +123,7 @@ CUresult hook_get_proc_address_v1(const char* symbol, void** pfn, int version, u
   auto fn = reinterpret_cast<abi::GetProcAddressV1>(real(Slot::get_proc_address_v1));
   if (fn == nullptr) return abi::kNotFound;
   CUresult r = fn(symbol, pfn, version, flags);
-  if (r == abi::kSuccess) substitute<L>(symbol, version, pfn);
+  if (r == abi::kSuccess) substitute<L>(symbol, version, flags, pfn);
   return r;
 }
 
@@ -129,7 +132,7 @@ CUresult hook_get_proc_address_v2(const char* symbol, void** pfn, int version, u
   auto fn = reinterpret_cast<abi::GetProcAddressV2>(real(Slot::get_proc_address_v2));
   if (fn == nullptr) return abi::kNotFound;
   CUresult r = fn(symbol, pfn, version, flags, status);
-  if (r == abi::kSuccess) substitute<L>(symbol, version, pfn);
+  if (r == abi::kSuccess) substitute<L>(symbol, version, flags, pfn);
   return r;
 }
 

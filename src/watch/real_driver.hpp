@@ -3,6 +3,7 @@
 // once from the first real pointer seen, so the pass-through paths take no lock.
 #pragma once
 #include <atomic>
+#include <iterator>
 
 #include "driver_abi.hpp"
 
@@ -12,11 +13,23 @@ using DlsymFn = void* (*)(void*, const char*);
 // glibc's own dlsym (found with dlvsym, which the library does not hook).
 DlsymFn real_dlsym();
 
+// The slots after get_error_name are `tmakit check`'s (check_hooks.cpp): handed out in place of
+// the driver's only under tmakit check.
 enum class Slot : int { encode_tiled, encode_im2col, encode_im2col_wide, replace_address, get_proc_address_v1,
-                        get_proc_address_v2, get_error_name, count };
-inline constexpr const char* kSlotSymbol[] = {"cuTensorMapEncodeTiled", "cuTensorMapEncodeIm2col",
-                                               "cuTensorMapEncodeIm2colWide", "cuTensorMapReplaceAddress",
-                                               "cuGetProcAddress", "cuGetProcAddress_v2", "cuGetErrorName"};
+                        get_proc_address_v2, get_error_name, module_load_data, module_load_data_ex,
+                        library_load_data, link_add_data, link_add_data_v2, module_get_function,
+                        library_get_kernel, kernel_get_function, launch_kernel, launch_kernel_ex, count };
+inline constexpr const char* kSlotSymbol[] = {
+    "cuTensorMapEncodeTiled", "cuTensorMapEncodeIm2col", "cuTensorMapEncodeIm2colWide", "cuTensorMapReplaceAddress",
+    "cuGetProcAddress", "cuGetProcAddress_v2", "cuGetErrorName", "cuModuleLoadData", "cuModuleLoadDataEx",
+    "cuLibraryLoadData", "cuLinkAddData", "cuLinkAddData_v2", "cuModuleGetFunction", "cuLibraryGetKernel",
+    "cuKernelGetFunction", "cuLaunchKernel", "cuLaunchKernelEx"};
+static_assert(std::size(kSlotSymbol) == static_cast<size_t>(Slot::count));
+
+// tmakit check's slots (check_hooks.cpp): the slot of a symbol, -1 when it is none of them or
+// the process is not under tmakit check; the hook of a check slot.
+int check_slot_of(const char* symbol);
+void* check_hook_for(Slot slot);
 
 // Keeps `fn` as the real function of `slot` unless one is already kept (or `fn` is
 // one of the library's own hooks, which would make a loop).

@@ -18,6 +18,7 @@
 
 #include "commands.hpp"
 #include "tmakit/spec/target.hpp"
+#include "watch_launch.hpp"
 
 namespace tmakit::cli {
 namespace {
@@ -31,9 +32,11 @@ struct WatchOptions {
   std::string target = "sm_90a";
 };
 
+}  // namespace
+
 // The library beside the CLI: TMAKIT_WATCH_LIBRARY, the CLI's own folder, the
 // install layout (<bindir>/<relative libdir>), then the build tree.
-std::string find_library() {
+std::string find_watch_library() {
   if (const char* env = std::getenv("TMAKIT_WATCH_LIBRARY"); env != nullptr && *env != '\0') return env;
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
@@ -48,33 +51,29 @@ std::string find_library() {
   return {};
 }
 
-int run_watch(const WatchOptions& o, const std::vector<std::string>& command) {
-  if (command.empty()) {
-    fmt::print(stderr, "tmakit watch: error: no command given (tmakit watch [options] -- CMD [ARGS...])\n");
-    return 2;
-  }
+bool set_preload_environment(std::string_view who, const PreloadOptions& o) {
   if (!spec::parse_target(o.target)) {
-    fmt::print(stderr, "tmakit watch: --target: error: unknown target \"{}\" (e.g. sm_90a, sm_100a)\n", o.target);
-    return 2;
+    fmt::print(stderr, "tmakit {}: --target: error: unknown target \"{}\" (e.g. sm_90a, sm_100a)\n", who, o.target);
+    return false;
   }
-  const std::string library = find_library();
+  const std::string library = find_watch_library();
   if (library.empty()) {
-    fmt::print(stderr, "tmakit watch: error: libtmakit_watch.so was not found beside tmakit; set "
-                       "TMAKIT_WATCH_LIBRARY to its path\n");
-    return 2;
+    fmt::print(stderr, "tmakit {}: error: libtmakit_watch.so was not found beside tmakit; set "
+                       "TMAKIT_WATCH_LIBRARY to its path\n", who);
+    return false;
   }
   if (library.find_first_of(": ") != std::string::npos) {
-    fmt::print(stderr, "tmakit watch: error: the library path \"{}\" holds a ':' or a space, which LD_PRELOAD "
-                       "cannot carry\n", library);
-    return 2;
+    fmt::print(stderr, "tmakit {}: error: the library path \"{}\" holds a ':' or a space, which LD_PRELOAD "
+                       "cannot carry\n", who, library);
+    return false;
   }
   if (!o.log.empty()) {
     // A fresh log for this run (the library appends, from every process of the run);
     // an absolute path, since the command may change its directory.
     int fd = ::open(o.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-      fmt::print(stderr, "tmakit watch: --log: error: cannot create {}: {}\n", o.log, std::strerror(errno));
-      return 2;
+      fmt::print(stderr, "tmakit {}: --log: error: cannot create {}: {}\n", who, o.log, std::strerror(errno));
+      return false;
     }
     ::close(fd);
     std::error_code ec;
@@ -89,6 +88,34 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& command) {
   setenv("TMAKIT_WATCH_QUIET", o.quiet ? "1" : "0", 1);
   setenv("TMAKIT_WATCH_TARGET", o.target.c_str(), 1);
   setenv("TMAKIT_WATCH_ROOT_PID", std::to_string(getpid()).c_str(), 1);
+  return true;
+}
+
+std::optional<std::vector<std::string>> split_command_after_dashes(std::vector<char*>& args,
+                                                                  std::initializer_list<std::string_view> valued) {
+  for (size_t i = 2; i < args.size(); ++i) {
+    const std::string_view a = args[i];
+    if (a == "--") {
+      std::vector<std::string> command(args.begin() + static_cast<long>(i) + 1, args.end());
+      args.resize(i);
+      return command;
+    }
+    if (a.empty() || a[0] != '-') return std::nullopt;  // the command starts here: its own "--" stays its own
+    for (std::string_view v : valued)
+      if (a == v) ++i;  // the option's value
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+int run_watch(const WatchOptions& o, const std::vector<std::string>& command) {
+  if (command.empty()) {
+    fmt::print(stderr, "tmakit watch: error: no command given (tmakit watch [options] -- CMD [ARGS...])\n");
+    return 2;
+  }
+  if (!set_preload_environment("watch", {.log = o.log, .strict = o.strict, .quiet = o.quiet, .target = o.target}))
+    return 2;
   std::vector<char*> argv;
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -108,17 +135,9 @@ std::optional<std::vector<std::string>>& separated_command() {
 }  // namespace
 
 void split_watch_command(std::vector<char*>& args) {
+  if (args.size() >= 2 && std::string_view(args[1]) == "check") return split_check_command(args);
   if (args.size() < 2 || std::string_view(args[1]) != "watch") return;
-  for (size_t i = 2; i < args.size(); ++i) {
-    const std::string_view a = args[i];
-    if (a == "--") {
-      separated_command() = std::vector<std::string>(args.begin() + static_cast<long>(i) + 1, args.end());
-      args.resize(i);
-      return;
-    }
-    if (a.empty() || a[0] != '-') return;  // the command starts here: its own "--" stays its own
-    if (a == "--log" || a == "--target") ++i;  // the option's value
-  }
+  if (auto command = split_command_after_dashes(args, {"--log", "--target"})) separated_command() = std::move(command);
 }
 
 void add_watch_command(CLI::App& app, int& status) {

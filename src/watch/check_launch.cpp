@@ -1,0 +1,259 @@
+// tmakit check's launches (check_session.hpp): a launch of an instrumented kernel is
+// serialised, its trace reset, the launch made, and then waited for (an event polled, never a
+// blocking call) up to the timeout. What it left becomes a trace directory that `tmakit check
+// --replay` (run as a child process, so the model never runs inside the user's program)
+// reports on, to stderr. A hang is reported while the process is alive, from the host-mapped
+// records; then the parent `tmakit check` is told, and kills the process.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "check_abi.hpp"
+#include "check_state.hpp"
+#include "session.hpp"
+
+extern char** environ;
+
+namespace tmakit::watch {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Events {
+  abi::EventCreate create = reinterpret_cast<abi::EventCreate>(check_driver_proc("cuEventCreate"));
+  abi::EventRecord record = reinterpret_cast<abi::EventRecord>(check_driver_proc("cuEventRecord"));
+  abi::EventQuery query = reinterpret_cast<abi::EventQuery>(check_driver_proc("cuEventQuery"));
+  abi::EventDestroy destroy = reinterpret_cast<abi::EventDestroy>(check_driver_proc("cuEventDestroy"));
+  bool complete() const { return create && record && query && destroy; }
+};
+
+const Events& events() {
+  static const Events e;
+  return e;
+}
+
+double env_number(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const double d = std::strtod(v, &end);
+  return (end != v && *end == '\0' && d > 0) ? d : fallback;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The tensor maps encoded so far: the watch log's "call" records (tmakit check always logs).
+std::string maps_jsonl() {
+  const char* log = std::getenv(kEnvLog);
+  if (log == nullptr || *log == '\0') return {};
+  std::istringstream in(read_text(log));
+  std::string out;
+  for (std::string line; std::getline(in, line);)
+    if (line.find("\"kind\":\"call\"") != std::string::npos) out += line + "\n";
+  return out;
+}
+
+// A fresh folder name for this launch's trace: <root>/launch-<n>, n the first free number
+// (mkdir is atomic, so processes of one run never share one).
+fs::path fresh_launch_dir(const fs::path& root) {
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  for (int n = 0;; ++n) {
+    fs::path p = root / fmt::format("launch-{}", n);
+    if (::mkdir(p.c_str(), 0755) == 0) return p;
+    if (errno != EEXIST) return p;
+  }
+}
+
+struct ReplayResult {
+  int status = -1;  // tmakit check --replay's exit status: 0 clean, 1 findings, 2 unusable; -1 not run
+  std::string report;
+  int findings = 0;
+};
+
+// `tmakit check --replay DIR`, as a child with the preload library taken out of its environment.
+ReplayResult run_replay(const fs::path& dir) {
+  ReplayResult res;
+  const char* cli = std::getenv(kEnvCheckCli);
+  if (cli == nullptr || *cli == '\0') return res;
+  std::vector<std::string> env_keep;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, "LD_PRELOAD=", 11) != 0 && std::strncmp(*e, "TMAKIT_CHECK_DIR=", 17) != 0)
+      env_keep.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& s : env_keep) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  const fs::path out = fs::path(dir.string() + ".report.txt");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::string a0 = cli, a1 = "check", a2 = "--replay", a3 = dir.string();
+  char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(), nullptr};
+  pid_t pid = 0;
+  const int e = posix_spawn(&pid, cli, &fa, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (e != 0) {
+    res.report = fmt::format("cannot run {} check --replay: {}", cli, std::strerror(e));
+    return res;
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  res.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  res.report = read_text(out);
+  std::error_code ec;
+  fs::remove(out, ec);
+  std::istringstream in(res.report);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(": error: ") != std::string::npos || line.find(": warning: ") != std::string::npos) ++res.findings;
+  return res;
+}
+
+void append_launch_line(const nlohmann::json& j) {
+  const fs::path p = fs::path(std::getenv(kEnvCheckDir)) / "launches.jsonl";
+  const std::string line = j.dump() + "\n";
+  int fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  [[maybe_unused]] ssize_t n = ::write(fd, line.data(), line.size());
+  ::close(fd);
+}
+
+// The last record the kernel wrote before it faulted, in the user's words.
+std::string last_operation(const std::vector<instrument::Record>& records, const std::string& sites_json) {
+  const instrument::Record* last = nullptr;
+  for (const auto& r : records)
+    if (r.op != 0) last = &r;
+  if (last == nullptr) return "no operation was recorded before the fault";
+  std::string where = fmt::format("site {}", last->site), text;
+  try {
+    const auto sites = nlohmann::json::parse(sites_json).at("sites");
+    if (last->site < sites.size()) {
+      const auto& s = sites[last->site];
+      text = s.value("text", "");
+      where = s.contains("loc") ? fmt::format("{}:{}", s["loc"].value("file", ""), s["loc"].value("line", 0))
+                                : fmt::format("PTX line {}", s.value("ptx_line", 0));
+    }
+  } catch (const std::exception&) {
+  }
+  return fmt::format("the last operation recorded before the fault: {}: {} (CTA ({},{},{}), thread ({},{},{}))", where,
+                     text, last->ctaid_x, last->ctaid_y, last->ctaid_z, last->tid_x, last->tid_y, last->tid_z);
+}
+
+// A hang was reported: the parent `tmakit check` kills this process (SIGUSR1 carries its pid).
+[[noreturn]] void hand_over_to_parent() {
+  const char* parent = std::getenv(kEnvCheckParent);
+  if (parent != nullptr && *parent != '\0') {
+    sigval v{};
+    v.sival_int = static_cast<int>(getpid());
+    sigqueue(static_cast<pid_t>(std::atoi(parent)), SIGUSR1, v);
+    std::this_thread::sleep_for(std::chrono::seconds(30));  // killed long before this
+  }
+  _exit(124);  // no parent to do it (the library used without tmakit check): as timeout(1) does
+}
+
+std::mutex& launch_mutex() {
+  static std::mutex* m = new std::mutex;
+  return *m;
+}
+
+}  // namespace
+
+int check_launch(void* function, const LaunchShape& shape, const std::function<int()>& launch) {
+  const std::optional<CheckFunction> fn = find_check_function(function);
+  if (!fn) return launch();  // not instrumented: untouched, no wait
+  std::lock_guard<std::mutex> serial(launch_mutex());
+
+  static std::unique_ptr<check::TraceBuffer> trace;
+  std::string why;
+  if (!trace) {
+    const auto capacity = static_cast<size_t>(env_number(kEnvCheckCapacity, 1 << 18));
+    trace = check::TraceBuffer::create(check_driver(), capacity, &why);
+    if (!trace) {
+      check_say_once("no trace buffer (" + why + "); launches run unchecked");
+      return launch();
+    }
+  }
+  const CheckModule& mod = *fn->module;
+  const bool attached = mod.kind == ModuleKind::module
+                            ? trace->attach(static_cast<CUmodule>(mod.handle), &why)
+                            : trace->attach_library(static_cast<CUlibrary>(mod.handle), &why);
+  if (!attached || !events().complete()) {
+    check_say_once(fmt::format("{} runs unchecked: {}", fn->name, attached ? "no event calls in the driver" : why));
+    return launch();
+  }
+  trace->reset();
+
+  check::LaunchInfo info;
+  info.kernel = fn->name;
+  for (int i = 0; i < 3; ++i)
+    info.grid[i] = shape.grid[i], info.block[i] = shape.block[i], info.cluster[i] = shape.cluster[i];
+  info.dynamic_smem = shape.dynamic_smem;
+  info.target = std::getenv(kEnvTarget) ? std::getenv(kEnvTarget) : "sm_90a";
+  const int launched = launch();
+  const double timeout = env_number(kEnvCheckTimeout, 10);
+  int state = launched;
+  if (launched != abi::kSuccess) {
+    info.outcome = "launch_error";
+  } else {
+    void* ev = nullptr;
+    state = events().create(&ev, abi::kEventDisableTiming);
+    if (state == abi::kSuccess) state = events().record(ev, shape.stream);
+    const auto start = std::chrono::steady_clock::now();
+    auto pause = std::chrono::microseconds(100);
+    while (state == abi::kSuccess && (state = events().query(ev)) == abi::kNotReady) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= timeout) break;
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(20000));
+    }
+    if (ev != nullptr && state != abi::kNotReady) events().destroy(ev);
+    info.outcome = state == abi::kSuccess ? "completed" : state == abi::kNotReady ? "timeout" : "fault";
+  }
+  info.driver_result = check::result_name(check_driver(), state);
+  if (info.outcome == "completed") info.next = trace->read_next();
+  if (info.outcome == "timeout") info.timeout_s = timeout;
+
+  const char* save = std::getenv(kEnvCheckSave);
+  const fs::path root = (save != nullptr && *save != '\0') ? fs::path(save) : fs::path(std::getenv(kEnvCheckDir)) / "traces";
+  const fs::path dir = fresh_launch_dir(root);
+  const std::vector<instrument::Record> records = trace->snapshot(info.next);
+  try {
+    check::write_trace_dir(dir, info, records, trace->capacity(), mod.sites_json, maps_jsonl(), mod.ptx);
+  } catch (const std::exception& e) {
+    check_say(fmt::format("{}: the trace could not be written ({}); this launch is not checked", fn->name, e.what()));
+    return launched;
+  }
+  std::string head = fmt::format("{} <<<({},{},{}), ({},{},{})>>>: {}", fn->name, info.grid[0], info.grid[1],
+                                 info.grid[2], info.block[0], info.block[1], info.block[2], info.outcome);
+  if (info.outcome == "timeout") head += fmt::format(" (not finished after {} s)", timeout);
+  if (info.outcome != "completed") head += fmt::format(" ({})", info.driver_result);
+  head += fmt::format(", {} records", records.size());
+  if (info.outcome == "fault") head += "\n" + last_operation(records, mod.sites_json);
+  const ReplayResult replay = run_replay(dir);
+  check_say(head + (replay.report.empty() ? "" : "\n" + replay.report) +
+            (replay.status < 0 ? "\nthe replay did not run (no tmakit CLI); the trace is in " + dir.string() : ""));
+  append_launch_line({{"pid", getpid()}, {"kernel", fn->name}, {"outcome", info.outcome},
+                      {"driver_result", info.driver_result}, {"records", records.size()},
+                      {"replay_status", replay.status}, {"findings", replay.findings}, {"trace", dir.string()}});
+  if (info.outcome == "timeout") hand_over_to_parent();
+  return launched;
+}
+
+}  // namespace tmakit::watch

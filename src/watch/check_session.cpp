@@ -1,0 +1,254 @@
+// tmakit check's module registry (check_session.hpp): PTX images instrumented in-process
+// (tmakit::instrument) and loaded in place of the original; modules the ptxas wrapper or a
+// link instrumented found again by their __tmakit_module_id; functions mapped to modules.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "check_state.hpp"
+#include "driver_abi.hpp"
+#include "real_driver.hpp"
+#include "tmakit/instrument/instrument.hpp"
+
+namespace tmakit::watch {
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::unordered_map<void*, std::shared_ptr<CheckModule>> modules;  // CUmodule / CUlibrary
+  std::unordered_map<void*, CheckFunction> functions;               // CUfunction / CUkernel
+  // Instrumented text handed to a link, by module id, until the linked cubin is loaded.
+  std::unordered_map<uint64_t, std::shared_ptr<CheckModule>> by_id;
+  std::set<void*> links_instrumented;  // link states that have an instrumented input
+  std::deque<std::string> link_texts;  // kept alive: the driver may read them until cuLinkComplete
+  int modules_seen = 0;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed: hooks may run during exit
+  return *r;
+}
+
+// A PTX image: NUL-terminated text with .version and .target (a cubin starts with ELF's magic,
+// a fatbin with 0xBA55ED50).
+bool is_ptx(const void* image, std::string_view& text) {
+  if (image == nullptr) return false;
+  const auto* b = static_cast<const unsigned char*>(image);
+  if (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') return false;
+  if (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba) return false;
+  text = std::string_view(static_cast<const char*>(image));
+  return text.find(".version") != std::string_view::npos && text.find(".target") != std::string_view::npos;
+}
+
+std::string first_problem(const Diagnostics& diags) {
+  for (const auto& d : diags)
+    if (d.severity == Severity::error) return format(d);
+  return diags.empty() ? "no reason given" : format(diags.front());
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A loaded module with a __tmakit_module_id: its site table from a link of this process, or
+// from the ptxas wrapper's folder ($TMAKIT_CHECK_DIR/modules/<id>.sites.json, .ptx).
+void find_by_module_id(void* handle, ModuleKind kind) {
+  const check::DriverCalls& d = check_driver();
+  CUdeviceptr at = 0;
+  size_t bytes = 0;
+  const char* symbol = check::kModuleIdSymbol.data();
+  const int r = kind == ModuleKind::module
+                    ? d.module_get_global(&at, &bytes, static_cast<CUmodule>(handle), symbol)
+                    : d.library_get_global(&at, &bytes, static_cast<CUlibrary>(handle), symbol);
+  uint64_t id = 0;
+  if (r != 0 || bytes != 8 || d.memcpy_dtoh(&id, at, 8) != 0) return;  // not instrumented
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  std::shared_ptr<CheckModule> m;
+  if (auto it = reg.by_id.find(id); it != reg.by_id.end()) {
+    m = std::make_shared<CheckModule>(*it->second);
+  } else {
+    const std::string base = fmt::format("{}/modules/{:016x}", std::getenv(kEnvCheckDir), id);
+    m = std::make_shared<CheckModule>();
+    m->sites_json = read_text(base + ".sites.json");
+    m->ptx = read_text(base + ".ptx");
+    m->origin = "ptxas wrapper";
+    if (m->sites_json.empty()) {
+      check_say(fmt::format("a module with {} {:016x} was loaded, but {}.sites.json is missing; its launches are "
+                            "not checked", check::kModuleIdSymbol, id, base));
+      return;
+    }
+  }
+  m->kind = kind;
+  m->handle = handle;
+  reg.modules[handle] = m;
+}
+
+void remember_module(void* handle, ModuleKind kind, const instrument::Result& res, const char* origin) {
+  auto m = std::make_shared<CheckModule>();
+  m->kind = kind;
+  m->handle = handle;
+  m->sites_json = instrument::sites_json(res.sites);
+  m->ptx = res.text;
+  m->origin = origin;
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  reg.modules[handle] = std::move(m);
+}
+
+}  // namespace
+
+bool check_active() {
+  static const bool active = [] {
+    const char* d = std::getenv(kEnvCheckDir);
+    return d != nullptr && *d != '\0';
+  }();
+  return active;
+}
+
+void* check_driver_proc(const char* symbol) {
+  auto gpa = reinterpret_cast<abi::GetProcAddressV2>(real(Slot::get_proc_address_v2));
+  void* fn = nullptr;
+  int status = 0;
+  if (gpa == nullptr || gpa(symbol, &fn, 12000, 0, &status) != abi::kSuccess) return nullptr;
+  return fn;
+}
+
+const check::DriverCalls& check_driver() {
+  static const check::DriverCalls calls = check::driver_calls_from([](const char* s, void** p, int, uint64_t, int*) {
+    *p = check_driver_proc(s);
+    return *p != nullptr ? 0 : static_cast<int>(abi::kNotFound);
+  });
+  return calls;
+}
+
+void check_say(std::string_view text) {
+  std::string out;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    out += line.starts_with("tmakit check: ") ? fmt::format("{}\n", line) : fmt::format("tmakit check: {}\n", line);
+    start = end + 1;
+  }
+  [[maybe_unused]] ssize_t n = ::write(2, out.data(), out.size());
+}
+
+void check_say_once(const std::string& text) {
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (said.insert(text).second) check_say(text);
+}
+
+int check_module_load(void** handle, const void* image, ModuleKind kind, const std::function<int(const void*)>& load) {
+  std::string_view text;
+  if (!is_ptx(image, text)) {
+    const int r = load(image);
+    if (r == abi::kSuccess && handle != nullptr) find_by_module_id(*handle, kind);
+    return r;
+  }
+  const std::string name = fmt::format("module-{}.ptx", registry().modules_seen++);
+  instrument::Result res;
+  try {
+    res = instrument::instrument_module(text, name, instrument::OpSet::all);
+  } catch (const std::exception& e) {
+    res.status = 2;
+    res.diags.error("check.instrument", e.what());
+  }
+  if (res.status != 0) {
+    // Said once per distinct module text (a program may load the same module many times).
+    static std::mutex said_mutex;
+    static std::set<uint64_t> said;
+    std::lock_guard<std::mutex> lock(said_mutex);
+    if (said.insert(check::module_id_of(text)).second)
+      check_say(fmt::format("{} (a PTX image of {} lines) is loaded as it is, not instrumented: {}", name,
+                            std::count(text.begin(), text.end(), '\n'), first_problem(res.diags)));
+    return load(image);
+  }
+  if (res.sites.empty()) return load(image);  // nothing to trace: the original, untouched
+  const int r = load(res.text.c_str());
+  if (r == abi::kSuccess) {
+    remember_module(*handle, kind, res, "PTX image");
+    return r;
+  }
+  check_say(fmt::format("the driver refused the instrumented {} ({}); loading the original", name,
+                        check::result_name(check_driver(), r)));
+  return load(image);
+}
+
+int check_link_add(void* state, void* data, size_t size, const std::function<int(void*, size_t)>& add) {
+  std::string_view text;
+  if (!is_ptx(data, text)) return add(data, size);
+  Registry& reg = registry();
+  {
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    if (reg.links_instrumented.count(state) != 0) {
+      check_say_once("a link with more than one PTX input: only the first is instrumented (docs/check.md)");
+      return add(data, size);
+    }
+  }
+  instrument::Result res = instrument::instrument_module(text, "cuLinkAddData.ptx", instrument::OpSet::all);
+  uint64_t id = 0;
+  std::optional<std::string> with_id;
+  if (res.status == 0 && !res.sites.empty()) with_id = check::add_module_id(res.text, &id);
+  if (!with_id) {
+    if (res.status != 0)
+      check_say(fmt::format("a PTX input of cuLinkAddData is linked as it is, not instrumented: {}",
+                            first_problem(res.diags)));
+    return add(data, size);
+  }
+  std::string* kept;
+  {
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    kept = &reg.link_texts.emplace_back(std::move(*with_id));
+  }
+  const int r = add(kept->data(), kept->size() + 1);
+  if (r != abi::kSuccess) {
+    check_say(fmt::format("the driver refused the instrumented link input ({}); linking the original",
+                          check::result_name(check_driver(), r)));
+    return add(data, size);
+  }
+  auto m = std::make_shared<CheckModule>();
+  m->sites_json = instrument::sites_json(res.sites);
+  m->ptx = *kept;
+  m->origin = "cuLinkAddData";
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  reg.links_instrumented.insert(state);
+  reg.by_id[id] = std::move(m);
+  return r;
+}
+
+void check_function_found(void* function, void* module, const char* name) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  auto it = reg.modules.find(module);
+  if (it != reg.modules.end()) reg.functions[function] = CheckFunction{it->second, name ? name : ""};
+}
+
+void check_same_function(void* function, void* kernel) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  auto it = reg.functions.find(kernel);
+  if (it != reg.functions.end()) reg.functions[function] = it->second;
+}
+
+std::optional<CheckFunction> find_check_function(void* function) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  auto it = reg.functions.find(function);
+  if (it == reg.functions.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace tmakit::watch

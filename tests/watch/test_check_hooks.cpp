@@ -1,0 +1,277 @@
+// `tmakit check -- CMD` end to end on a machine with no GPU: check_probe loads a PTX module and
+// launches its kernel by every route a program takes, against the stand-in libcuda, whose
+// "launch" writes a recorded trace into the host-mapped buffer the library attached. The
+// expectations are the contract of docs/check.md (the trace directory), the module's own text
+// and site table (tmakit::instrument, called here), and the replay run separately.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tmakit/instrument/instrument.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kModule = std::string(TMAKIT_SOURCE_DIR) + "/tests/corpus/nvcc/test_debug_wait.sm_90a.ptx";
+const std::string kKernel = "_Z10over_armedN6tmakit6device9MapHandleE";
+// A module lint refuses (a tensor copy with no completion mechanism): never instrumented.
+const std::string kRefused = std::string(TMAKIT_SOURCE_DIR) + "/tests/corpus/broken/triton_missing_completion.sm_90a.ptx";
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+struct Outcome {
+  int status = -1;
+  std::string out, err;
+  double seconds = 0;
+};
+
+class CheckHooks : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tmakit-check-hooks-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    // The recorded trace: one record per site, in site order, CTA 0 thread 0.
+    inst_ = tmakit::instrument::instrument_module(read_file(kModule), kModule);
+    ASSERT_EQ(inst_.status, 0);
+    std::string bin;
+    for (const auto& s : inst_.sites) {
+      tmakit::instrument::Record r{};
+      r.site = s.id;
+      r.op = static_cast<uint16_t>(s.op);
+      bin.append(reinterpret_cast<const char*>(&r), sizeof r);
+    }
+    recorded_ = bin;
+    std::ofstream(dir_ / "recorded.bin", std::ios::binary) << bin;
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  // `prefix` (e.g. "tmakit check --save-trace S --") then the probe, with the stand-in driver.
+  Outcome run(const std::string& prefix, const std::string& probe_args, const std::string& outcome = "complete") {
+    const fs::path out = dir_ / "out.txt", err = dir_ / "err.txt";
+    std::string cmd = "env LD_LIBRARY_PATH=" STAND_IN_DIR " TMAKIT_WATCH_LIBRARY=" WATCH_LIBRARY
+                      " TMAKIT_STAND_IN_TRACE=" + (dir_ / "recorded.bin").string() +
+                      " TMAKIT_STAND_IN_LOADED=" + (dir_ / "loaded.txt").string() +
+                      " TMAKIT_STAND_IN_OUTCOME=" + outcome + " " + prefix + " " CHECK_PROBE " " + probe_args +
+                      " >" + out.string() + " 2>" + err.string();
+    fs::remove(dir_ / "loaded.txt");
+    const auto start = std::chrono::steady_clock::now();
+    const int s = std::system(cmd.c_str());
+    Outcome r;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.status = WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s);
+    r.out = read_file(out);
+    r.err = read_file(err);
+    return r;
+  }
+  std::string checked(const std::string& options = "") {
+    return std::string(TMAKIT_CLI) + " check --save-trace " + (dir_ / "saved").string() + " " + options + " --";
+  }
+  // The images the stand-in was handed, in order.
+  std::vector<std::string> loaded() {
+    std::vector<std::string> images;
+    std::string all = read_file(dir_ / "loaded.txt");
+    for (size_t start = 0, end; (end = all.find('\0', start)) != std::string::npos; start = end + 1)
+      images.push_back(all.substr(start, end - start));
+    return images;
+  }
+  json meta(int n = 0) { return json::parse(read_file(dir_ / "saved" / ("launch-" + std::to_string(n)) / "meta.json")); }
+
+  fs::path dir_;
+  tmakit::instrument::Result inst_;
+  std::string recorded_;
+};
+
+TEST_F(CheckHooks, EveryRouteInstrumentsLoadsTracesAndReports) {
+  for (const std::string route : {"linked", "dlsym", "gpa", "runtime", "ex", "library", "link"}) {
+    SCOPED_TRACE(route);
+    fs::remove_all(dir_ / "saved");
+    Outcome r = run(checked(), route + " " + kModule + " " + kKernel);
+    EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;  // 1: the replay found something in the made-up trace
+    EXPECT_EQ(r.out, "launch 0 sync 0\n");
+    auto images = loaded();
+    ASSERT_EQ(images.size(), 1u);
+    // The module the driver got: the instrumented text (a link's with its module id line).
+    if (route == "link") {
+      EXPECT_NE(images[0].find("__tmakit_module_id = "), std::string::npos);
+    } else {
+      EXPECT_EQ(images[0], inst_.text);
+    }
+    const json m = meta();
+    EXPECT_EQ(m["format"], "tmakit-trace/1");
+    EXPECT_EQ(m["kernel"], kKernel);
+    EXPECT_EQ(m["outcome"], "completed");
+    EXPECT_EQ(m["driver_result"], "CUDA_SUCCESS");
+    EXPECT_EQ(m["records"], inst_.sites.size());
+    EXPECT_EQ(m["next"], inst_.sites.size());
+    EXPECT_EQ(m["grid"], json::parse("[4,1,1]"));
+    EXPECT_EQ(m["block"], json::parse("[128,1,1]"));
+    EXPECT_EQ(m["cluster"], json::parse("[1,1,1]"));
+    const fs::path saved = dir_ / "saved" / "launch-0";
+    EXPECT_EQ(read_file(saved / "trace.bin"), recorded_);
+    EXPECT_EQ(read_file(saved / "sites.json"), tmakit::instrument::sites_json(inst_.sites));
+    EXPECT_EQ(read_file(saved / "module.ptx"), images[0]);
+    EXPECT_NE(r.err.find("tmakit check: " + kKernel + " <<<(4,1,1), (128,1,1)>>>: completed, " +
+                         std::to_string(inst_.sites.size()) + " records"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("tmakit check: 1 launch checked (1 completed, 0 hung, 0 faulted)"), std::string::npos)
+        << r.err;
+  }
+}
+
+TEST_F(CheckHooks, TheReportIsTheReplayOfTheSavedTrace) {
+  Outcome r = run(checked(), "gpa " + kModule + " " + kKernel);
+  const fs::path replay_out = dir_ / "replay.txt";
+  const int s = std::system((std::string(TMAKIT_CLI) + " check --replay " + (dir_ / "saved" / "launch-0").string() +
+                             " >" + replay_out.string() + " 2>&1")
+                                .c_str());
+  const int replay_status = WIFEXITED(s) ? WEXITSTATUS(s) : -1;
+  EXPECT_TRUE(replay_status == 0 || replay_status == 1) << read_file(replay_out);
+  std::istringstream lines(read_file(replay_out));
+  int n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    const std::string said = line.starts_with("tmakit check: ") ? line : "tmakit check: " + line;  // one prefix
+    EXPECT_NE(r.err.find(said + "\n"), std::string::npos) << line << "\n---\n" << r.err;
+  }
+  EXPECT_GT(n, 0);
+  // The exit status says whether the replay found anything (the program itself exited 0).
+  EXPECT_EQ(r.status, replay_status);
+}
+
+TEST_F(CheckHooks, LaunchExGivesTheClusterShape) {
+  Outcome r = run(checked(), "linked " + kModule + " " + kKernel + " ex");
+  EXPECT_EQ(r.out, "launch 0 sync 0\n") << r.err;
+  const json m = meta();
+  EXPECT_EQ(m["grid"], json::parse("[2,1,1]"));
+  EXPECT_EQ(m["cluster"], json::parse("[2,1,1]"));
+  EXPECT_EQ(m["dynamic_smem"], 1024);
+}
+
+TEST_F(CheckHooks, EachLaunchHasItsOwnTrace) {
+  Outcome r = run(checked(), "linked " + kModule + " " + kKernel + " plain 3");
+  EXPECT_EQ(r.out, "launch 0 sync 0\nlaunch 0 sync 0\nlaunch 0 sync 0\n") << r.err;
+  for (int n = 0; n < 3; ++n) {
+    EXPECT_EQ(meta(n)["records"], inst_.sites.size());  // reset between launches: no records carried over
+    EXPECT_EQ(read_file(dir_ / "saved" / ("launch-" + std::to_string(n)) / "trace.bin"), recorded_);
+  }
+  EXPECT_NE(r.err.find("tmakit check: 3 launches checked (3 completed"), std::string::npos) << r.err;
+}
+
+TEST_F(CheckHooks, HangIsReportedWhileAliveThenKilled) {
+  Outcome r = run(checked("--timeout 0.3"), "linked " + kModule + " " + kKernel, "hang");
+  EXPECT_EQ(r.status, 124) << r.err;
+  EXPECT_EQ(r.out, "");  // killed inside cuCtxSynchronize
+  EXPECT_LT(r.seconds, 10);
+  EXPECT_NE(r.err.find("tmakit check: " + kKernel + " <<<(4,1,1), (128,1,1)>>>: timeout (not finished after 0.3 s) "
+                       "(CUDA_ERROR_NOT_READY), " + std::to_string(inst_.sites.size()) + " records"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("1 launch checked (0 completed, 1 hung, 0 faulted)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("exit status 124"), std::string::npos) << r.err;
+  const json m = meta();
+  EXPECT_EQ(m["outcome"], "timeout");
+  EXPECT_TRUE(m["next"].is_null());  // read from host memory only
+  EXPECT_EQ(m["records"], inst_.sites.size());
+  EXPECT_EQ(m["timeout_s"], 0.3);
+}
+
+TEST_F(CheckHooks, FaultIsReportedAndTheProgramGetsTheError) {
+  Outcome r = run(checked(), "linked " + kModule + " " + kKernel, "fault");
+  EXPECT_EQ(r.status, 3) << r.err;  // the probe's own status: its sync got the sticky error
+  EXPECT_EQ(r.out, "launch 0 sync 715\n");
+  EXPECT_NE(r.err.find(">>>: fault (CUDA_ERROR_ILLEGAL_INSTRUCTION)"), std::string::npos) << r.err;
+  const auto& last = inst_.sites.back();  // the recorded trace ends with the last site
+  const std::string where =
+      last.file.empty() ? "PTX line " + std::to_string(last.ptx_line) : last.file + ":" + std::to_string(last.line);
+  EXPECT_NE(r.err.find("the last operation recorded before the fault: " + where + ": " + last.text + " (CTA (0,0,0)"),
+            std::string::npos)
+      << r.err;
+  const json m = meta();
+  EXPECT_EQ(m["outcome"], "fault");
+  EXPECT_EQ(m["driver_result"], "CUDA_ERROR_ILLEGAL_INSTRUCTION");
+  EXPECT_TRUE(m["next"].is_null());
+  EXPECT_EQ(read_file(dir_ / "saved" / "launch-0" / "trace.bin"), recorded_);
+}
+
+TEST_F(CheckHooks, NoEffectWithoutCheck) {
+  const std::string original = read_file(kModule);
+  for (const std::string prefix : {std::string("env LD_PRELOAD=" WATCH_LIBRARY), std::string(TMAKIT_CLI) + " watch --"}) {
+    for (const std::string route : {"linked", "gpa", "library"}) {
+      SCOPED_TRACE(prefix + " " + route);
+      Outcome r = run(prefix, route + " " + kModule + " " + kKernel);
+      EXPECT_EQ(r.status, 0) << r.err;
+      EXPECT_EQ(r.out, "launch 0 sync 0\n");
+      auto images = loaded();
+      ASSERT_EQ(images.size(), 1u);
+      EXPECT_EQ(images[0], original);  // byte for byte
+      EXPECT_EQ(r.err.find("tmakit check"), std::string::npos) << r.err;
+    }
+  }
+}
+
+TEST_F(CheckHooks, RefusedPtxIsLoadedUnchangedAndSaidOnce) {
+  const std::string original = read_file(kRefused);
+  Outcome r = run(checked(), "linked " + kRefused + " tma_copy_host_desc plain 2");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "launch 0 sync 0\nlaunch 0 sync 0\n");
+  auto images = loaded();
+  ASSERT_EQ(images.size(), 2u);
+  EXPECT_EQ(images[0], original);
+  EXPECT_EQ(images[1], original);
+  EXPECT_EQ(count(r.err, "is loaded as it is, not instrumented:"), 1u) << r.err;
+  EXPECT_NE(r.err.find("[ptx.missing-qualifier]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tmakit check: no instrumented kernel was launched"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "saved" / "launch-0"));
+}
+
+TEST_F(CheckHooks, CubinWithoutModuleIdRunsUnchecked) {
+  std::ofstream(dir_ / "plain.cubin", std::ios::binary) << std::string("\x7f" "ELF") << read_file(kModule);
+  Outcome r = run(checked(), "linked " + (dir_ / "plain.cubin").string() + " " + kKernel);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "launch 0 sync 0\n");
+  EXPECT_NE(r.err.find("no instrumented kernel was launched"), std::string::npos) << r.err;
+}
+
+TEST(CheckCli, UnusableInput) {
+  auto status_of = [](const std::string& args, std::string* err) {
+    const fs::path e = fs::temp_directory_path() / ("tmakit-check-cli-" + std::to_string(getpid()));
+    const int s = std::system((std::string(TMAKIT_CLI) + " check " + args + " 2>" + e.string() + " >/dev/null").c_str());
+    *err = read_file(e);
+    fs::remove(e);
+    return WIFEXITED(s) ? WEXITSTATUS(s) : -1;
+  };
+  std::string err;
+  EXPECT_EQ(status_of("--", &err), 2);
+  EXPECT_NE(err.find("no command given"), std::string::npos) << err;
+  EXPECT_EQ(status_of("--timeout 0 -- true", &err), 2);
+  EXPECT_NE(err.find("--timeout: error: 0 is not a number of seconds"), std::string::npos) << err;
+  EXPECT_EQ(status_of("-- /nonexistent/program", &err), 127);
+  EXPECT_NE(err.find("cannot run /nonexistent/program"), std::string::npos) << err;
+  EXPECT_EQ(status_of("-- sh -c 'exit 7'", &err), 7);  // the program's own status, its own arguments verbatim
+}
+
+}  // namespace

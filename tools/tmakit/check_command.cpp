@@ -1,0 +1,200 @@
+// `tmakit check [--timeout S] [--log FILE] [--save-trace DIR] [--quiet] [--target T] -- CMD [ARGS...]`
+// runs CMD with the preload library (as `tmakit watch` does) in check mode: the PTX the program
+// loads is instrumented, every launch of an instrumented kernel is traced, waited for and
+// replayed on the model, and the report goes to stderr (docs/check.md). Unlike watch, tmakit
+// stays the parent: it kills a process whose launch hung (once the library has reported the
+// hang) and prints the run's summary. `tmakit check --replay DIR [--json]` replays a saved trace
+// (check_replay.cpp).
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "watch_launch.hpp"
+
+namespace tmakit::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CheckOptions {
+  double timeout = 10;
+  std::string log, save_trace, replay, target = "sm_90a";
+  bool quiet = false, json = false;
+};
+
+// Puts the ptxas wrapper in Triton's way (tools/check/, docs/check.md): nothing yet.
+void set_ptxas_wrapper_environment(const fs::path&) {}
+
+std::optional<std::vector<std::string>>& separated_command() {
+  static std::optional<std::vector<std::string>> command;
+  return command;
+}
+
+std::atomic<pid_t> g_child{0};
+std::atomic<pid_t> g_hung{0};  // the process whose launch hung (the library's SIGUSR1 says which)
+
+void on_hang(int, siginfo_t* info, void*) {
+  const pid_t hung = info->si_value.sival_int > 0 ? info->si_value.sival_int : info->si_pid;
+  g_hung.store(hung);
+  kill(hung, SIGKILL);
+}
+
+void forward(int sig) {
+  if (pid_t c = g_child.load(); c > 0) kill(c, sig);
+}
+
+struct Summary {
+  int launches = 0, completed = 0, hung = 0, faulted = 0, findings = 0, unchecked = 0;
+};
+
+Summary read_summary(const fs::path& run_dir) {
+  Summary s;
+  std::ifstream in(run_dir / "launches.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) continue;
+    ++s.launches;
+    const std::string outcome = j.value("outcome", "");
+    s.completed += outcome == "completed";
+    s.hung += outcome == "timeout";
+    s.faulted += outcome == "fault";
+    s.findings += j.value("findings", 0);
+    s.unchecked += j.value("replay_status", -1) == 2 || j.value("replay_status", -1) < 0;
+  }
+  return s;
+}
+
+std::string plural(int n, const char* one, const char* many) { return fmt::format("{} {}", n, n == 1 ? one : many); }
+
+// The folder the library shares with this process: its traces, launches.jsonl, the ptxas
+// wrapper's modules/. Removed at the end unless the user asked for the traces.
+fs::path make_run_dir() {
+  std::string tmpl = (fs::temp_directory_path() / "tmakit-check-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) return {};
+  return tmpl;
+}
+
+int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
+  if (command.empty()) {
+    fmt::print(stderr, "tmakit check: error: no command given (tmakit check [options] -- CMD [ARGS...], or "
+                       "tmakit check --replay DIR)\n");
+    return 2;
+  }
+  if (!(o.timeout > 0) || o.timeout > 86400) {
+    fmt::print(stderr, "tmakit check: --timeout: error: {} is not a number of seconds in (0, 86400]\n", o.timeout);
+    return 2;
+  }
+  const fs::path run_dir = make_run_dir();
+  if (run_dir.empty()) {
+    fmt::print(stderr, "tmakit check: error: cannot create a folder in {}: {}\n", fs::temp_directory_path().string(),
+               std::strerror(errno));
+    return 2;
+  }
+  std::error_code ec;
+  auto give_up = [&] {
+    fs::remove_all(run_dir, ec);
+    return 2;
+  };
+  // The library reads the maps the program encodes from the watch log: always keep one.
+  const std::string log = o.log.empty() ? (run_dir / "maps.jsonl").string() : o.log;
+  if (!set_preload_environment("check", {.log = log, .quiet = o.quiet, .target = o.target})) return give_up();
+  if (!o.save_trace.empty()) {
+    fs::create_directories(o.save_trace, ec);
+    if (!fs::is_directory(o.save_trace)) {
+      fmt::print(stderr, "tmakit check: --save-trace: error: cannot create the folder {}\n", o.save_trace);
+      return give_up();
+    }
+    setenv("TMAKIT_CHECK_SAVE", fs::absolute(o.save_trace).c_str(), 1);
+  }
+  setenv("TMAKIT_CHECK_DIR", run_dir.c_str(), 1);
+  setenv("TMAKIT_CHECK_TIMEOUT", fmt::format("{}", o.timeout).c_str(), 1);
+  setenv("TMAKIT_CHECK_CLI", fs::read_symlink("/proc/self/exe", ec).c_str(), 1);
+  setenv("TMAKIT_CHECK_PARENT_PID", std::to_string(getpid()).c_str(), 1);
+  set_ptxas_wrapper_environment(run_dir);
+
+  struct sigaction hang{};
+  hang.sa_sigaction = on_hang;
+  hang.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigaction(SIGUSR1, &hang, nullptr);
+  const pid_t child = fork();
+  if (child < 0) {
+    fmt::print(stderr, "tmakit check: error: cannot start {}: {}\n", command[0], std::strerror(errno));
+    return give_up();
+  }
+  if (child == 0) {
+    signal(SIGUSR1, SIG_DFL);
+    std::vector<char*> argv;
+    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    const int err = errno;
+    fmt::print(stderr, "tmakit check: error: cannot run {}: {}\n", command[0], std::strerror(err));
+    _exit(err == ENOENT ? 127 : 126);
+  }
+  g_child.store(child);
+  signal(SIGINT, forward);
+  signal(SIGTERM, forward);
+  int st = 0;
+  while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
+  }
+  int status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+
+  const Summary s = read_summary(run_dir);
+  if (g_hung.load() != 0) status = 124;  // as timeout(1): a launch did not finish
+  else if (status == 0 && s.findings > 0) status = 1;
+  if (!o.quiet || s.findings > 0 || s.hung > 0 || s.faulted > 0) {
+    std::string line = s.launches == 0
+                           ? "no instrumented kernel was launched"
+                           : fmt::format("{} checked ({} completed, {} hung, {} faulted), {}", plural(s.launches, "launch", "launches"),
+                                         s.completed, s.hung, s.faulted, plural(s.findings, "finding", "findings"));
+    if (s.unchecked > 0) line += fmt::format("; {} could not be replayed", s.unchecked);
+    if (!o.save_trace.empty() && s.launches > 0) line += fmt::format("; traces in {}", o.save_trace);
+    fmt::print(stderr, "tmakit check: {}; exit status {}\n", line, status);
+  }
+  fs::remove_all(run_dir, ec);
+  return status;
+}
+
+}  // namespace
+
+void split_check_command(std::vector<char*>& args) {
+  if (auto command = split_command_after_dashes(args, {"--timeout", "--log", "--save-trace", "--replay", "--target"}))
+    separated_command() = std::move(command);
+}
+
+void add_check_command(CLI::App& app, int& status) {
+  auto o = std::make_shared<CheckOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "check", "Run a program and check its kernels' bulk copies on the model (tmakit check [options] -- CMD "
+               "[ARGS...]), or replay a saved trace (tmakit check --replay DIR)");
+  cmd->add_option("--timeout", o->timeout, "seconds a launch may run before it counts as hung (default 10)");
+  cmd->add_option("--log", o->log, "also keep the watch log of tensor-map calls in FILE (JSON Lines)");
+  cmd->add_option("--save-trace", o->save_trace, "keep each launch's trace in DIR/launch-<n>/");
+  cmd->add_flag("--quiet", o->quiet, "no watch warnings; no summary when nothing was found");
+  cmd->add_option("--target", o->target, "the target (default sm_90a)");
+  cmd->add_option("--replay", o->replay, "replay a saved trace directory instead of running a command");
+  cmd->add_flag("--json", o->json, "with --replay: the report as JSON");
+  cmd->prefix_command();
+  cmd->footer("The command and its arguments follow the options, after --. Exit status: the program's; 1 when it "
+              "exited 0 but findings were reported; 124 when a launch hung; 2 unusable input (docs/check.md).");
+  cmd->callback([o, cmd, &status] {
+    if (!o->replay.empty()) {
+      status = check_replay(o->replay, o->json);
+      return;
+    }
+    const auto& separated = separated_command();
+    status = run_check(*o, separated ? *separated : cmd->remaining());
+  });
+}
+
+}  // namespace tmakit::cli
