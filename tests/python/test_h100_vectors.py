@@ -17,6 +17,7 @@ and beside the real recordings."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,8 @@ import reference
 import tmakit
 from tmakit import _core, _tensors
 
-VECTORS = Path(__file__).resolve().parents[2] / "tests/vectors/python"
+# TMAKIT_PYTHON_VECTORS: fresh recordings (scripts/python-device.sh replays them on the H100 at once).
+VECTORS = Path(os.environ.get("TMAKIT_PYTHON_VECTORS") or Path(__file__).resolve().parents[2] / "tests/vectors/python")
 CASES = sorted(VECTORS.glob("case_*.json"))
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 SWIZZLE_ENUM = {0: "none", 1: "32b", 2: "64b", 3: "128b"}  # CUtensorMapSwizzle
