@@ -26,26 +26,33 @@ if [ "${1:-}" = "--prepare" ]; then
   cp -r /usr/lib/x86_64-linux-gnu/cmake/fmt "$DEPS/usr/lib/x86_64-linux-gnu/cmake/"
   cp -a /usr/lib/x86_64-linux-gnu/libfmt.so* "$DEPS/usr/lib/x86_64-linux-gnu/"
   cp -r /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$DEPS/usr/share/cmake/"
+  # nanobind as here: the stub test compares stubgen's output with the shipped _core.pyi.
+  nb=$(.venv/bin/python -c "import nanobind; print(nanobind.__version__)")
   .venv/bin/pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
-    --implementation cp -d "$DEPS/wheels" "nanobind>=2.0" "scikit-build-core>=0.10" "pytest>=7" "numpy>=1.22"
+    --implementation cp -d "$DEPS/wheels" "nanobind==$nb" "scikit-build-core>=0.10" "pytest>=7" "numpy>=1.22"
   du -sh "$DEPS"
   exit 0
 fi
 
+# --package-only: step 2 alone (against recordings already in $OUT/vectors).
+package_only=0
+[ "${1:-}" = "--package-only" ] && package_only=1
 OUT="${OUT:-out/python-device}"
 PY="${PYTHON:-/opt/torch/.venv/bin/python3}"
 [ -x "$PY" ] || PY=python3
 NVCC="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
 mkdir -p "$OUT"
+status=0
+if [ $package_only = 0 ]; then
 rm -rf "$OUT/vectors"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/device.txt"
 "$PY" -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$OUT/device.txt"
 
 # 1. The recordings.
 "$NVCC" -std=c++17 -O2 -arch=sm_90a -o "$OUT/tma_dump" tests/python/h100/tma_dump.cu -lcuda
-status=0
 "$PY" tests/python/h100/record.py --tma-dump "$OUT/tma_dump" --out "$OUT/vectors" 2>&1 | tee "$OUT/record.log" || status=1
 echo "recorded: $(ls "$OUT/vectors"/case_*.json 2>/dev/null | wc -l) cases in $OUT/vectors"
+fi
 
 # 2. The package on the device, when its build dependencies were carried.
 if [ ! -d "$DEPS/wheels" ]; then
