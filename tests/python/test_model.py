@@ -155,6 +155,15 @@ def test_simulate_load_errors(bf16_map):
     with pytest.raises(tmakit.ModelError) as e:  # rows 16..23 lie past the tensor's bytes
         tmakit.simulate_load(bf16_map, np.zeros((8, 256), np.uint16), [0, 16])
     assert e.value.rule == "model.global-fault"
+    with pytest.raises(tmakit.ModelError, match="128"):  # H15
+        tmakit.simulate_load(bf16_map, t, [0, 0], smem_offset=64)
+    with pytest.raises(tmakit.InputError, match="smem_offset"):
+        tmakit.simulate_load(bf16_map, t, [0, 0], smem_offset=8)
+    im2col = tmakit.TensorMap.im2col(data_type="float16", dims=[64, 14, 14, 2], strides=[128, 1792, 25088],
+                                     pixel_box_lower=[-1, -1], pixel_box_upper=[1, 1], channels_per_pixel=64,
+                                     pixels_per_column=16)
+    with pytest.raises(tmakit.InputError, match="tmakit.run"):
+        tmakit.simulate_load(im2col, np.zeros((2, 14, 14, 64), np.uint16), [0, 0, 0, 0])
 
 
 @pytest.mark.parametrize("seed", range(12))
