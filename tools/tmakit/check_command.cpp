@@ -32,8 +32,41 @@ struct CheckOptions {
   bool quiet = false, json = false;
 };
 
-// Puts the ptxas wrapper in Triton's way (tools/check/, docs/check.md): nothing yet.
-void set_ptxas_wrapper_environment(const fs::path&) {}
+// tmakit-ptxas (tools/check/): TMAKIT_PTXAS_WRAPPER, beside tmakit, the build tree's tools/check.
+fs::path find_ptxas_wrapper() {
+  if (const char* env = std::getenv("TMAKIT_PTXAS_WRAPPER"); env != nullptr && *env != '\0') return env;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  for (const fs::path& p : {self.parent_path() / "tmakit-ptxas", self.parent_path() / ".." / "check" / "tmakit-ptxas"})
+    if (fs::is_regular_file(p, ec)) return fs::weakly_canonical(p, ec);
+  return {};
+}
+
+// Puts the ptxas wrapper in Triton's way (docs/check.md, "Triton"): RUN/bin/ptxas and
+// RUN/bin/ptxas-blackwell link to it; Triton's variables point there (the user's own choice is
+// kept for the wrapper as TMAKIT_REAL_PTXAS*); a fresh Triton cache, so every kernel is compiled
+// (and instrumented) in this run and no instrumented cubin is left in the user's cache.
+void set_ptxas_wrapper_environment(const fs::path& run_dir) {
+  const fs::path wrapper = find_ptxas_wrapper();
+  if (wrapper.empty()) {
+    fmt::print(stderr, "tmakit check: tmakit-ptxas was not found beside tmakit; Triton's kernels are not "
+                       "instrumented (set TMAKIT_PTXAS_WRAPPER)\n");
+    return;
+  }
+  std::error_code ec;
+  fs::create_directories(run_dir / "bin", ec);
+  fs::create_symlink(wrapper, run_dir / "bin" / "ptxas", ec);
+  fs::create_symlink(wrapper, run_dir / "bin" / "ptxas-blackwell", ec);
+  const std::pair<const char*, const char*> vars[] = {{"TRITON_PTXAS_PATH", "TMAKIT_REAL_PTXAS"},
+                                                      {"TRITON_PTXAS_BLACKWELL_PATH", "TMAKIT_REAL_PTXAS_BLACKWELL"},
+                                                      {"TRITON_PTXAS-BLACKWELL_PATH", "TMAKIT_REAL_PTXAS_BLACKWELL"}};
+  for (const auto& [triton, real] : vars) {
+    if (const char* user = std::getenv(triton); user != nullptr && *user != '\0') setenv(real, user, 1);
+    const bool blackwell = std::string_view(triton).find("BLACKWELL") != std::string_view::npos;
+    setenv(triton, (run_dir / "bin" / (blackwell ? "ptxas-blackwell" : "ptxas")).c_str(), 1);
+  }
+  setenv("TRITON_CACHE_DIR", (run_dir / "triton-cache").c_str(), 1);
+}
 
 std::optional<std::vector<std::string>>& separated_command() {
   static std::optional<std::vector<std::string>> command;

@@ -1,0 +1,149 @@
+// tmakit-ptxas, the ptxas wrapper `tmakit check` puts in Triton's way (tools/check/): it
+// instruments the PTX it is given, adds the module id, stores the site table, and runs the real
+// ptxas with the same arguments; on any failure the real ptxas gets the original. Here the
+// "real ptxas" is a script that records its arguments and writes the stand-in's cubin (ELF's
+// magic, then the PTX), so check_probe can load the result on the stand-in libcuda; one test
+// runs the CUDA toolkit's own ptxas where it is installed.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tmakit/check/capture.hpp"
+#include "tmakit/instrument/instrument.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kModule = std::string(TMAKIT_SOURCE_DIR) + "/tests/corpus/nvcc/test_debug_wait.sm_90a.ptx";
+const std::string kKernel = "_Z10over_armedN6tmakit6device9MapHandleE";
+const std::string kRefused = std::string(TMAKIT_SOURCE_DIR) + "/tests/corpus/broken/triton_missing_completion.sm_90a.ptx";
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class CheckPtxas : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tmakit-check-ptxas-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    fake_ = dir_ / "fake-ptxas";
+    std::ofstream(fake_) << "#!/bin/sh\n"
+                            "echo \"$@\" >> " << (dir_ / "args.txt").string() << "\n"
+                            "[ \"$1\" = --version ] && { echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 0; }\n"
+                            "in=; out=; prev=\n"
+                            "for a in \"$@\"; do [ \"$prev\" = -o ] && out=$a; case $a in *.ptx) in=$a;; esac; prev=$a; done\n"
+                            "[ -n \"$REFUSE_INSTRUMENTED\" ] && case $in in *.tmakit.ptx) exit 255;; esac\n"
+                            "printf '\\177ELF' > \"$out\"; cat \"$in\" >> \"$out\"\n";
+    fs::permissions(fake_, fs::perms::owner_all);
+    fs::copy_file(kModule, dir_ / "kernel.ptx");
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  int sh(const std::string& cmd, std::string* err = nullptr) {
+    const int s = std::system((cmd + " 2>" + (dir_ / "err.txt").string()).c_str());
+    if (err) *err = read_file(dir_ / "err.txt");
+    return WIFEXITED(s) ? WEXITSTATUS(s) : -1;
+  }
+  std::vector<std::string> calls() {
+    std::vector<std::string> lines;
+    std::istringstream in(read_file(dir_ / "args.txt"));
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    return lines;
+  }
+  fs::path dir_, fake_;
+};
+
+TEST_F(CheckPtxas, TritonsRouteUnderTmakitCheck) {
+  // What Triton does: $TRITON_PTXAS_PATH --version, then assemble, then load the cubin.
+  const std::string in = (dir_ / "kernel.ptx").string(), out = (dir_ / "kernel.cubin").string();
+  const std::string script = "\"$TRITON_PTXAS_PATH\" --version >/dev/null && \"$TRITON_PTXAS_PATH\" -lineinfo -v "
+                             "--gpu-name=sm_90a " + in + " -o " + out + " && " CHECK_PROBE " linked " + out + " " + kKernel;
+  std::string err;
+  const int status = sh("env LD_LIBRARY_PATH=" STAND_IN_DIR " TMAKIT_WATCH_LIBRARY=" WATCH_LIBRARY
+                        " TMAKIT_STAND_IN_TRACE=/dev/null TMAKIT_PTXAS_WRAPPER=" PTXAS_WRAPPER
+                        " TRITON_PTXAS_PATH=" + fake_.string() + " " TMAKIT_CLI " check --save-trace " +
+                        (dir_ / "saved").string() + " -- sh -c '" + script + "'", &err);
+  EXPECT_EQ(status, 0) << err;
+  // The real ptxas got the same arguments, the input replaced by the instrumented file.
+  auto c = calls();
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0], "--version");
+  EXPECT_EQ(c[1], "-lineinfo -v --gpu-name=sm_90a " + in + ".tmakit.ptx -o " + out);
+  EXPECT_FALSE(fs::exists(in + ".tmakit.ptx"));  // removed after use
+  // The cubin holds the instrumented text with the module id; the launch found its site table.
+  auto inst = tmakit::instrument::instrument_module(read_file(kModule), in);
+  ASSERT_EQ(inst.status, 0);
+  uint64_t id = 0;
+  const std::string expected = *tmakit::check::add_module_id(inst.text, &id);
+  EXPECT_EQ(read_file(out), std::string("\x7f" "ELF") + expected);
+  const fs::path saved = dir_ / "saved" / "launch-0";
+  EXPECT_EQ(read_file(saved / "sites.json"), tmakit::instrument::sites_json(inst.sites));
+  EXPECT_EQ(read_file(saved / "module.ptx"), expected);
+  EXPECT_EQ(nlohmann::json::parse(read_file(saved / "meta.json"))["kernel"], kKernel);
+  EXPECT_NE(err.find("1 launch checked"), std::string::npos) << err;
+}
+
+TEST_F(CheckPtxas, RefusedModuleIsAssembledAsItIs) {
+  fs::copy_file(kRefused, dir_ / "broken.ptx");
+  const std::string in = (dir_ / "broken.ptx").string();
+  std::string err;
+  EXPECT_EQ(sh("env TMAKIT_CHECK_DIR=" + dir_.string() + " TMAKIT_REAL_PTXAS=" + fake_.string() + " " PTXAS_WRAPPER
+               " --gpu-name=sm_90a " + in + " -o " + (dir_ / "o.cubin").string(), &err), 0);
+  ASSERT_EQ(calls().size(), 1u);
+  EXPECT_EQ(calls()[0], "--gpu-name=sm_90a " + in + " -o " + (dir_ / "o.cubin").string());
+  EXPECT_NE(err.find("is assembled as it is, not instrumented: "), std::string::npos) << err;
+  EXPECT_NE(err.find("[ptx.missing-qualifier]"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "modules"));
+}
+
+TEST_F(CheckPtxas, RealPtxasRefusingTheInstrumentedModuleGetsTheOriginal) {
+  const std::string in = (dir_ / "kernel.ptx").string(), out = (dir_ / "o.cubin").string();
+  std::string err;
+  EXPECT_EQ(sh("env REFUSE_INSTRUMENTED=1 TMAKIT_CHECK_DIR=" + dir_.string() + " TMAKIT_REAL_PTXAS=" + fake_.string() +
+               " " PTXAS_WRAPPER " --gpu-name=sm_90a " + in + " -o " + out, &err), 0);
+  auto c = calls();
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[1], "--gpu-name=sm_90a " + in + " -o " + out);
+  EXPECT_EQ(read_file(out), std::string("\x7f" "ELF") + read_file(kModule));
+  EXPECT_NE(err.find("refused the instrumented"), std::string::npos) << err;
+}
+
+TEST_F(CheckPtxas, WithoutCheckEverythingPassesThrough) {
+  const std::string args = "-v --gpu-name=sm_90a " + (dir_ / "kernel.ptx").string() + " -o " + (dir_ / "o").string();
+  EXPECT_EQ(sh("env -u TMAKIT_CHECK_DIR TMAKIT_REAL_PTXAS=" + fake_.string() + " " PTXAS_WRAPPER " " + args), 0);
+  ASSERT_EQ(calls().size(), 1u);
+  EXPECT_EQ(calls()[0], args);
+  EXPECT_EQ(read_file(dir_ / "o"), std::string("\x7f" "ELF") + read_file(kModule));
+}
+
+TEST_F(CheckPtxas, TheToolkitsPtxasAcceptsTheModuleId) {
+  const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
+  if (!fs::exists(ptxas)) GTEST_SKIP() << "no CUDA toolkit ptxas here";
+  std::string err;
+  const fs::path out = dir_ / "kernel.cubin";
+  EXPECT_EQ(sh("env TMAKIT_CHECK_DIR=" + dir_.string() + " TMAKIT_REAL_PTXAS=" + ptxas.string() + " " PTXAS_WRAPPER
+               " -lineinfo --gpu-name=sm_90a " + (dir_ / "kernel.ptx").string() + " -o " + out.string(), &err), 0)
+      << err;
+  const std::string cubin = read_file(out);
+  EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
+  EXPECT_NE(cubin.find("__tmakit_module_id"), std::string::npos);  // the symbol the host side asks for
+  EXPECT_NE(cubin.find("__tmakit_trace"), std::string::npos);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "modules"), fs::directory_iterator()), 2);
+}
+
+}  // namespace
