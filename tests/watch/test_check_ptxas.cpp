@@ -16,22 +16,17 @@
 #include <string>
 
 #include "tmakit/check/capture.hpp"
+#include "check_test_files.hpp"
 #include "tmakit/instrument/instrument.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kModule = std::string(TMAKIT_SOURCE_DIR) + "/tests/corpus/nvcc/test_debug_wait.sm_90a.ptx";
-const std::string kKernel = "_Z10over_armedN6tmakit6device9MapHandleE";
-const std::string kRefused = std::string(TMAKIT_SOURCE_DIR) + "/tests/corpus/broken/triton_missing_completion.sm_90a.ptx";
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using check_test::kKernel;
+using check_test::kModule;
+using check_test::kRefused;
+using check_test::read_file;
 
 class CheckPtxas : public ::testing::Test {
  protected:
