@@ -100,6 +100,9 @@ void ClusterReplay::run() {
   } catch (const DiagnosticError& e) {
     const Diagnostic& d = e.diagnostic();
     sink_.add(d.rule, d.severity, d.message, record_in(d.where));
+    if (t_.meta.outcome == "timeout" && report_.outcome_explained.empty())
+      report_.outcome_explained = "the kernel hung; the model stopped at an earlier error, the likely cause: " +
+                                  d.message + " [" + d.rule + "]";
   }
   if (t_.meta.outcome == "fault") explain_fault();
 }

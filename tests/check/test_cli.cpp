@@ -47,6 +47,18 @@ TEST(CheckCli, ExitStatusesAndOutput) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["findings"][0]["rule"], "check.init-fence-missing");
 
+  // A run's directory: its launches, in launch order (launch-10 after launch-2).
+  clean.write(root / "run" / "launch-2");
+  bad.write(root / "run" / "launch-10");
+  r = tmakit_check("--replay " + (root / "run").string());
+  EXPECT_EQ(r.status, 1) << r.err;
+  const size_t first = r.out.find("== " + (root / "run" / "launch-2").string());
+  const size_t second = r.out.find("== " + (root / "run" / "launch-10").string());
+  EXPECT_NE(first, std::string::npos) << r.out;
+  EXPECT_LT(first, second) << r.out;
+  r = tmakit_check("--replay " + (root / "run").string() + " --json");
+  EXPECT_EQ(nlohmann::json::parse(r.out)["launches"].size(), 2u);
+
   fs::create_directories(root / "empty");
   r = tmakit_check("--replay " + (root / "empty").string());
   EXPECT_EQ(r.status, 2);

@@ -345,6 +345,37 @@ TEST(CheckReplay, FindingsMergeBySiteWithACount) {
   EXPECT_EQ(merged.findings[0].count, 3);
 }
 
+TEST(CheckReplay, AHangAfterAModelErrorNamesTheError) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  t.meta()["outcome"] = "timeout";
+  produce(t, m, m.box_bytes(), 1, 0, 64);  // the load is refused: its bytes never arrive
+  t.rec(kWaitParity, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, false);
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"tensor.smem-align"}) << tmakit::check::to_text(r);
+  EXPECT_NE(r.outcome_explained.find("the model stopped at an earlier error, the likely cause:"), std::string::npos)
+      << r.outcome_explained;
+  EXPECT_NE(r.outcome_explained.find("[tensor.smem-align]"), std::string::npos);
+}
+
+TEST(CheckReplay, MemoryPastTheBudgetIsLeftOutAndSaid) {
+  Trace t;
+  t.rec(kInit, 0, 0, {{"addr", {kBar}}, {"count", {1}}});
+  t.rec(kArriveTx, 0, 0, {{"state", {0}}, {"addr", {kBar}}, {"txCount", {8192}}});
+  t.rec(kBulk, 0, 0, {{"dstMem", {kBuf}}, {"srcMem", {0x7f1300000000}}, {"size", {4096}}, {"mbar", {kBar}}});
+  tmakit::check::ReplayOptions small;
+  small.max_global_bytes = 2048;
+  auto r = tmakit::check::replay(t.parsed(), small);
+  EXPECT_TRUE(r.findings.empty()) << tmakit::check::to_text(r);  // no tx-mismatch for a copy left out
+  const std::string text = tmakit::check::to_text(r);
+  EXPECT_NE(text.find("is past the model's budget of 2048 bytes"), std::string::npos) << text;
+  EXPECT_NE(text.find("end-of-program checks"), std::string::npos) << text;
+  // Within the budget the trace is replayed whole: 8192 bytes armed, 4096 delivered.
+  auto whole = t.replay();
+  EXPECT_EQ(rules(whole), std::vector<std::string>{"model.tx-mismatch"}) << tmakit::check::to_text(whole);
+}
+
 TEST(CheckReplay, TextAndJsonReports) {
   auto r = remote_arrive(false).replay();
   const std::string text = tmakit::check::to_text(r);

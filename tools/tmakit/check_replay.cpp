@@ -1,7 +1,10 @@
 // `tmakit check --replay DIR [--json]`: a trace directory (docs/check-replay.md) replayed on the
-// model and reported. Exit 0 clean, 1 findings (errors or warnings), 2 unusable input.
-// `tmakit check` itself (the capture half, `-- CMD`) lives in check_command.cpp; until that file
-// registers the subcommand, the weak add_check_command below gives `check --replay` alone.
+// model and reported. DIR is one launch's directory, or a run's directory holding launch-<n>/
+// directories (each replayed in turn, under a header line). Exit 0 clean, 1 findings (errors or
+// warnings), 2 unusable input. `tmakit check` itself (the capture half, `-- CMD`) lives in
+// check_command.cpp; until that file registers the subcommand, the weak add_check_command
+// below gives `check --replay` alone.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -9,18 +12,59 @@
 #include "tmakit/check/replay.hpp"
 
 namespace tmakit::cli {
+namespace {
 
-int check_replay(const std::filesystem::path& dir, bool json) {
-  check::Report report;
-  try {
-    report = check::replay(check::load_trace_dir(dir));
-  } catch (const check::TraceError& e) {
-    std::fprintf(stderr, "%s: error: %s [check.trace-dir]\n", dir.string().c_str(), e.what());
-    return 2;
+namespace fs = std::filesystem;
+
+// DIR itself when it holds meta.json, else its launch-<n>/ directories in launch order.
+std::vector<fs::path> launch_dirs(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "meta.json", ec) || !fs::is_directory(dir, ec)) return {dir};
+  std::vector<std::pair<unsigned long, fs::path>> launches;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory() || name.rfind("launch-", 0) != 0 || name.size() == 7 || name.size() > 16 ||
+        name.find_first_not_of("0123456789", 7) != std::string::npos)
+      continue;
+    launches.push_back({std::stoul(name.substr(7)), e.path()});
   }
-  const std::string out = json ? check::to_json(report).dump(1) + "\n" : check::to_text(report);
+  if (launches.empty()) return {dir};
+  std::sort(launches.begin(), launches.end());
+  std::vector<fs::path> out;
+  for (auto& [n, p] : launches) out.push_back(p);
+  return out;
+}
+
+}  // namespace
+
+int check_replay(const fs::path& dir, bool json) {
+  const std::vector<fs::path> dirs = launch_dirs(dir);
+  std::vector<std::pair<fs::path, check::Report>> reports;
+  for (const fs::path& d : dirs) {
+    try {  // every directory is read before anything is printed: unusable input prints nothing
+      reports.emplace_back(d, check::replay(check::load_trace_dir(d)));
+    } catch (const check::TraceError& e) {
+      std::fprintf(stderr, "%s: error: %s [check.trace-dir]\n", d.string().c_str(), e.what());
+      return 2;
+    }
+  }
+  bool clean = true;
+  std::string out;
+  if (json && dirs.size() == 1 && dirs[0] == dir) {
+    out = check::to_json(reports[0].second).dump(1) + "\n";
+  } else if (json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& [d, r] : reports) all.push_back({{"dir", d.string()}, {"report", check::to_json(r)}});
+    out = nlohmann::json{{"launches", all}}.dump(1) + "\n";
+  }
+  for (const auto& [d, r] : reports) {
+    clean = clean && r.clean();
+    if (json) continue;
+    if (reports.size() > 1 || d != dir) out += "== " + d.string() + "\n";
+    out += check::to_text(r);
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return report.clean() ? 0 : 1;
+  return clean ? 0 : 1;
 }
 
 __attribute__((weak)) void add_check_command(CLI::App& app, int& status) {
