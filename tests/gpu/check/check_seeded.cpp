@@ -64,14 +64,14 @@ int main(int argc, char** argv) {
   bool clean = false;
   double timeout = 10;
   int iterations = 20;
-  size_t capacity = 4096;
+  size_t capacity = 8192;
   app.add_option("case", what, "a case (`list` names them), `overhead`, or `instrument-only`")->required();
   app.add_option("dir", out_dir, "instrument-only: where the instrumented module and its sites go");
   app.add_flag("--clean", clean, "run the clean twin (the same kernel without the bug)");
   app.add_option("--self-capture", capture_dir, "instrument the PTX here and write the trace directory DIR");
   app.add_option("--timeout", timeout, "seconds to wait for the kernel (0: forever)")->check(CLI::NonNegativeNumber);
   app.add_option("--ptx", ptx_path, "the seeded kernels' PTX (default: beside this program)");
-  app.add_option("--capacity", capacity, "--self-capture: trace records (default 4096)")->check(CLI::Range(16, 1 << 22));
+  app.add_option("--capacity", capacity, "--self-capture: trace records (default 8192)")->check(CLI::Range(16, 1 << 22));
   app.add_option("--iterations", iterations, "overhead: timed launches of each module")->check(CLI::Range(1, 1000));
   try {
     app.parse(argc, argv);

@@ -213,7 +213,7 @@ int run_overhead(const std::string& plain_ptx, const std::string& instrumented_p
   CU(driver().cuModuleLoadData(&traced, instrumented_ptx.c_str()));
   std::string why;
   auto calls = tmakit::check::driver_calls_from_libcuda();
-  auto trace = tmakit::check::TraceBuffer::create(calls, 1 << 18, &why);
+  auto trace = tmakit::check::TraceBuffer::create(calls, 1 << 20, &why);  // 128 MiB: a whole run's records
   if (!trace || !trace->attach(reinterpret_cast<::CUmodule>(traced), &why)) throw Usage("no trace buffer: " + why);
 
   constexpr uint32_t side = 2048;

@@ -18,7 +18,7 @@ struct Capture {
   std::string dir;
   std::string instrumented_ptx;
   std::string sites_json;
-  size_t capacity = 4096;  // records; a hang fills any buffer with its failing waits
+  size_t capacity = 8192;  // records; a hang fills any buffer with its failing waits
 };
 
 void write_file(const std::string& path, const std::string& text);

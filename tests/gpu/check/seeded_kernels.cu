@@ -25,6 +25,18 @@ __device__ uint8_t* aligned_smem() {
 __device__ void copy_out(const float* src, float* out, uint32_t n) {
   for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) out[i] = src[i];
 }
+// Fills the tile with -1 (what a stale read shows), then thread 0 starts a 4 KiB load into it
+// on a fresh barrier. Every thread calls it.
+__device__ void start_stale_load(const CUtensorMap* map, float* buf, uint32_t bar) {
+  for (uint32_t i = threadIdx.x; i < 1024; i += blockDim.x) buf[i] = -1.0f;
+  FENCE_PROXY_ASYNC();
+  if (threadIdx.x == 0) MBAR_INIT(bar, 1);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    ARRIVE_EXPECT(bar, 4096);
+    TMA_LOAD_2D(SMEM(buf), map, 0, 0, bar);
+  }
+}
 }  // namespace
 
 // expect_tx short by 16 (delta -16, 4 KiB box), short by 128 on an 8 KiB box, long by 16.
@@ -59,14 +71,7 @@ extern "C" __global__ void seed_arrive_count(const __grid_constant__ CUtensorMap
 extern "C" __global__ void seed_wrong_parity(const __grid_constant__ CUtensorMap map, uint32_t parity, float* out) {
   __shared__ uint64_t bar;
   float* buf = reinterpret_cast<float*>(aligned_smem());
-  for (uint32_t i = threadIdx.x; i < 1024; i += blockDim.x) buf[i] = -1.0f;  // what a stale read shows
-  FENCE_PROXY_ASYNC();
-  if (threadIdx.x == 0) MBAR_INIT(SMEM(&bar), 1);
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    ARRIVE_EXPECT(SMEM(&bar), 4096);
-    TMA_LOAD_2D(SMEM(buf), &map, 0, 0, SMEM(&bar));
-  }
+  start_stale_load(&map, buf, SMEM(&bar));
   WAIT(SMEM(&bar), parity);  // seed:wrong_parity:wait
   for (uint32_t i = threadIdx.x; i < 1024; i += blockDim.x) out[i] = buf[i];  // seed:wrong_parity:read
   WAIT(SMEM(&bar), 0);  // the real wait, so the kernel ends with nothing in flight
@@ -196,14 +201,7 @@ extern "C" __global__ void seed_tensormap_fence(CUtensorMap* gmap, const float* 
 extern "C" __global__ void seed_read_before_wait(const __grid_constant__ CUtensorMap map, int early, float* out) {
   __shared__ uint64_t bar;
   float* buf = reinterpret_cast<float*>(aligned_smem());
-  for (uint32_t i = threadIdx.x; i < 1024; i += blockDim.x) buf[i] = -1.0f;
-  FENCE_PROXY_ASYNC();
-  if (threadIdx.x == 0) MBAR_INIT(SMEM(&bar), 1);
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    ARRIVE_EXPECT(SMEM(&bar), 4096);
-    TMA_LOAD_2D(SMEM(buf), &map, 0, 0, SMEM(&bar));
-  }
+  start_stale_load(&map, buf, SMEM(&bar));
   if (early)
     for (uint32_t i = threadIdx.x; i < 1024; i += blockDim.x) out[i] = buf[i];  // seed:read_before_wait:read
   WAIT(SMEM(&bar), 0);  // seed:read_before_wait:wait
