@@ -77,7 +77,7 @@ void ClusterReplay::run() {
   engine_ = std::make_unique<model::Engine>(cfg);
   scan_maps();
   global_.allocate(engine_->global(), opt_.max_global_bytes, report_.notes);
-  decoder_ = std::make_unique<Decoder>(t_, *engine_, global_);
+  decoder_ = std::make_unique<Decoder>(t_, *engine_, global_, ranked_);
   try {
     for (size_t idx : records_) {
       const Who w = who(t_.records[idx], t_.meta);
@@ -173,11 +173,11 @@ bool ClusterReplay::process(size_t idx) {
   if (wait) before_wait(idx, *d.inst);
   if (op >= TraceOp::bulk_copy && op <= TraceOp::tensor_prefetch) before_copy(idx);
   if (op == TraceOp::mbar_init) {
-    if (auto a = value_of(r, t_.sites[r.site], "addr")) inits_[{w.cta, split_shared(*a).offset}] = idx;
+    if (auto a = value_of(r, t_.sites[r.site], "addr")) inits_[{w.cta, split_shared(*a, ranked_).offset}] = idx;
   }
   if (op == TraceOp::mbar_arrive || op == TraceOp::mbar_expect_tx || op == TraceOp::mbar_complete_tx) {
-    if (auto a = value_of(r, t_.sites[r.site], "addr"); a && split_shared(*a).rank)
-      remote_use(idx, *split_shared(*a).rank, split_shared(*a).offset);
+    if (auto a = value_of(r, t_.sites[r.site], "addr"); a && split_shared(*a, ranked_).rank)
+      remote_use(idx, *split_shared(*a, ranked_).rank, split_shared(*a, ranked_).offset);
   }
   if (!step(*d.inst, idx, false)) return false;
   if (op == TraceOp::mbar_arrive) decoder_->note_token(r, "$" + std::to_string(static_cast<int>(r.op)) + "_");

@@ -44,7 +44,7 @@ class ClusterReplay {
   std::optional<size_t> record_in(const std::string& place) const;
 
   // Rules only the trace can check (rules.cpp), called before the record is stepped.
-  void scan_maps();
+  void scan_maps();  // first pass: each tensor op's map, global ranges, last records, ranked_
   void before_copy(size_t idx);        // init fence, tensormap fence, swizzle phase
   void note_fence(size_t idx);         // fence.mbarrier_init, barrier.cluster, tensormap acquire
   void shared_load(size_t idx);        // read before the wait, wrong parity
@@ -61,7 +61,8 @@ class ClusterReplay {
   std::unique_ptr<model::Engine> engine_;
   GlobalSpace global_;
   std::unique_ptr<Decoder> decoder_;
-  bool incomplete_ = false;  // a record could not be decoded (an unknown map, memory past the budget)
+  bool incomplete_ = false;
+  bool ranked_ = false;      // shared addresses carry the CTA rank (split_shared; found by scan_maps)  // a record could not be decoded (an unknown map, memory past the budget)
 
   std::map<size_t, size_t> map_of_;        // tensor-op record -> index in t_.maps
   std::map<Who, size_t> last_of_;          // each thread's last record

@@ -7,8 +7,8 @@ namespace tmakit::check::detail {
 
 std::string map_name(size_t map) { return "map" + std::to_string(map); }
 
-Decoder::Decoder(const TraceDir& trace, model::Engine& engine, const GlobalSpace& global)
-    : trace_(trace), engine_(engine), global_(global), map_defined_(trace.maps.size(), false) {}
+Decoder::Decoder(const TraceDir& trace, model::Engine& engine, const GlobalSpace& global, bool ranked)
+    : trace_(trace), engine_(engine), global_(global), ranked_(ranked), map_defined_(trace.maps.size(), false) {}
 
 const ptx::Instruction* Decoder::parsed(uint32_t site, bool as_blocking) {
   auto key = std::pair{site, as_blocking};
@@ -37,7 +37,7 @@ std::optional<model::Value> Decoder::address_value(const ptx::Instruction& inst,
   std::string_view space = inst.sel.get(slot);
   if (space.empty()) space = inst.sel.get("state_space");
   const bool global = space.empty() ? v >= (1ull << 32) : space.substr(0, 7) == ".global";
-  if (name == "mbar" || !global) return shared_value(v, space == ".shared::cluster");
+  if (name == "mbar" || !global) return shared_value(v, ranked_);
   if (auto m = global_.to_model(v)) return model::Value{model::Value::Kind::global, static_cast<int64_t>(*m)};
   skip = std::string(name) + " " + std::to_string(v) + " lies in a global range the model does not hold";
   return std::nullopt;
@@ -136,7 +136,7 @@ std::vector<ptx::Instruction> Decoder::shared_stores(const Record& r, const std:
   auto addr = value_of(r, site, "addr");
   auto size = value_of(r, site, "size");
   if (!addr || !size || *size == 0 || *size > 256) return out;
-  const SharedAddress a = split_shared(*addr);
+  const SharedAddress a = split_shared(*addr, ranked_);
   for (uint64_t at = 0; at < *size;) {
     const uint64_t piece = std::min<uint64_t>(*size - at, *size >= 8 ? 8 : *size);
     const int bits = piece >= 8 ? 64 : piece >= 4 ? 32 : piece >= 2 ? 16 : 8;

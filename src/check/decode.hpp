@@ -37,16 +37,18 @@ int64_t signed_element(const Record& r, const instrument::Field& f, uint32_t k =
 // A field's first element, or nullopt when the site has no such field.
 std::optional<uint64_t> value_of(const Record& r, const Site& site, std::string_view name);
 
-// A shared address as a .shared::cluster operand holds it. Shared-window offsets of the
-// executing CTA are below 2^24; a mapa result names CTA `rank` in bits 24 and up
-// (docs/check-replay.md: an assumption the H100 recordings settle).
+// A shared address as a .shared::cluster operand holds it: the CTA's rank in bits 24 and up
+// (what mapa returns), the offset below. Where a trace's own-CTA addresses are small (`ranked`
+// false) an address below 2^24 is the executing CTA's; where they carry the rank too (a CTA of
+// rank r >= 1 initialises its barriers at r << 24 | offset), every address names its rank
+// (docs/check-replay.md: the replay tells the two apart from the trace).
 struct SharedAddress {
   std::optional<int> rank;  // nullopt: the executing CTA
   uint32_t offset = 0;
 };
-SharedAddress split_shared(uint64_t v);
-// The engine's value for a shared address used by a CTA-window or cluster-window operand.
-model::Value shared_value(uint64_t v, bool cluster_window);
+SharedAddress split_shared(uint64_t v, bool ranked);
+// The engine's value for a shared address.
+model::Value shared_value(uint64_t v, bool ranked);
 
 // The global ranges of the real program, mapped into model allocations that keep each
 // address's low 12 bits (alignment); contents zero. Maps get one allocation each over what
@@ -83,7 +85,7 @@ std::optional<std::pair<uint64_t, uint64_t>> touched(const tensor_map::TensorMap
 // by their descriptor bytes).
 class Decoder {
  public:
-  Decoder(const TraceDir& trace, model::Engine& engine, const GlobalSpace& global);
+  Decoder(const TraceDir& trace, model::Engine& engine, const GlobalSpace& global, bool ranked);
 
   struct Decoded {
     std::optional<ptx::Instruction> inst;
@@ -107,6 +109,7 @@ class Decoder {
   const TraceDir& trace_;
   model::Engine& engine_;
   const GlobalSpace& global_;
+  bool ranked_;  // shared addresses carry the CTA rank (split_shared)
   std::map<std::pair<uint32_t, bool>, std::optional<ptx::Instruction>> cache_;
   std::map<uint64_t, int64_t> tokens_;  // hardware state token -> the model's
   std::vector<bool> map_defined_;

@@ -41,16 +41,15 @@ std::optional<uint64_t> value_of(const Record& r, const Site& site, std::string_
   return element(r, *f);
 }
 
-SharedAddress split_shared(uint64_t v) {
-  if (v < (1u << 24)) return {std::nullopt, static_cast<uint32_t>(v)};
+SharedAddress split_shared(uint64_t v, bool ranked) {
+  if (v < (1u << 24) && !ranked) return {std::nullopt, static_cast<uint32_t>(v)};
   return {static_cast<int>(v >> 24), static_cast<uint32_t>(v & 0xffffff)};
 }
 
-model::Value shared_value(uint64_t v, bool cluster_window) {
-  SharedAddress a = split_shared(v);
+model::Value shared_value(uint64_t v, bool ranked) {
+  SharedAddress a = split_shared(v, ranked);
   if (!a.rank) return {model::Value::Kind::shared, a.offset};
-  // A .shared::cta operand holding a cluster-window address: the engine names the mismatch.
-  (void)cluster_window;
+  // Another CTA's address in a .shared::cta operand: the engine names the mismatch.
   return {model::Value::Kind::cluster, a.offset, *a.rank};
 }
 

@@ -37,6 +37,9 @@ void ClusterReplay::scan_maps() {
     const Record& r = t_.records[idx];
     const Who w = who(r, t_.meta);
     last_of_[w] = idx;
+    // Shared addresses that carry the rank: a CTA of rank r >= 1 initialises a barrier at r << 24 | offset.
+    if (static_cast<TraceOp>(r.op) == TraceOp::mbar_init && w.cta >= 1)
+      if (auto a = value_of(r, t_.sites[r.site], "addr"); a && (*a >> 24) == static_cast<uint64_t>(w.cta)) ranked_ = true;
     auto& [bytes, seen] = companion[w];
     if (r.op == kOpTensorMapLo || r.op == kOpTensorMapHi) {
       const int half = r.op == kOpTensorMapHi;
@@ -108,7 +111,7 @@ void ClusterReplay::before_copy(size_t idx) {
     auto dst = value_of(r, site, "dstMem");
     if (op == TraceOp::tensor_load && m != map_of_.end() && dst) {
       const uint32_t atom = swizzle_atom(t_.maps[m->second].map.swizzle);
-      const uint32_t off = split_shared(*dst).offset;
+      const uint32_t off = split_shared(*dst, ranked_).offset;
       if (atom && off % 128 == 0 && off % atom)
         sink_.add("check.swizzle-phase", Severity::warning,
                   "the swizzled box lands at shared offset " + std::to_string(off) + ", 128- but not " +
@@ -120,7 +123,7 @@ void ClusterReplay::before_copy(size_t idx) {
   // Copies into shared memory signal barriers: a remote one must have its init fenced.
   auto mbar = value_of(r, site, "mbar");
   if (!mbar) return;
-  const SharedAddress b = split_shared(*mbar);
+  const SharedAddress b = split_shared(*mbar, ranked_);
   if (auto mask = value_of(r, site, "ctaMask")) {
     for (int rank = 0; rank < 16 && rank < ctas_; ++rank)
       if (*mask >> rank & 1) remote_use(idx, rank, b.offset);
@@ -160,7 +163,7 @@ void ClusterReplay::before_wait(size_t idx, const ptx::Instruction& inst) {
   auto parity = value_of(r, site, "phaseParity");
   if (!addr || !parity || !inst.operand("phaseParity")) return;
   const Who w = who(r, t_.meta);
-  const SharedAddress a = split_shared(*addr);
+  const SharedAddress a = split_shared(*addr, ranked_);
   const int cta = a.rank.value_or(w.cta);
   const model::MBarrier* b = engine_->find_barrier(cta, a.offset);
   if (!b || !b->valid) return;
@@ -175,7 +178,7 @@ void ClusterReplay::shared_load(size_t idx) {
   auto addr = value_of(r, site, "addr");
   auto size = value_of(r, site, "size");
   if (!addr || !size) return;
-  const SharedAddress a = split_shared(*addr);
+  const SharedAddress a = split_shared(*addr, ranked_);
   const int cta = a.rank.value_or(w.cta);
   if (cta >= ctas_) return;
   auto writer = engine_->in_flight_writer(cta, a.offset, a.offset + *size);

@@ -266,6 +266,37 @@ TEST(CheckReplay, InitWithoutFenceBeforeARemoteArrive) {
   EXPECT_TRUE(ok.findings.empty()) << tmakit::check::to_text(ok);
 }
 
+// Where every shared address carries its CTA's rank (CTA 1 initialises its barrier at
+// 1 << 24 | offset), a small address is rank 0's, not the executing CTA's.
+TEST(CheckReplay, SharedAddressesThatCarryTheRank) {
+  Map m;
+  auto trace = [&](bool fence_in_cta0) {
+    Trace t;
+    t.encoded(m);
+    t.meta()["cluster"] = {2, 1, 1};
+    t.meta()["grid"] = {2, 1, 1};
+    const int64_t rank1 = int64_t{1} << 24;
+    t.rec(kInit, 0, 0, {{"addr", {kBar}}, {"count", {2}}});
+    if (fence_in_cta0) t.rec(kFenceInit, 0, 0, {});
+    t.rec(kInit, 1, 0, {{"addr", {rank1 | kBar}}, {"count", {1}}});
+    t.rec(kFenceInit, 1, 0, {});
+    t.rec(kArriveTx, 1, 0, {{"state", {0}}, {"addr", {rank1 | kBar}}, {"txCount", {m.box_bytes()}}});
+    t.map_bytes(kLoad, 1, 0, m.descriptor());
+    t.rec(kLoad, 1, 0,
+          {{"dstMem", {rank1 | kBuf}}, {"tensorMap", {kMapAddr}}, {"tensorCoords", {0, 0}}, {"mbar", {rank1 | kBar}}});
+    t.rec(kWaitParity, 1, 0, {{"addr", {rank1 | kBar}}, {"phaseParity", {0}}}, true);
+    t.rec(kRemoteArrive, 1, 0, {{"addr", {kBar}}});  // CTA 0's barrier
+    t.rec(kRemoteArrive, 0, 0, {{"addr", {kBar}}});  // its own, through the cluster window
+    return t;
+  };
+  auto ok = trace(true).replay();
+  EXPECT_TRUE(ok.findings.empty()) << tmakit::check::to_text(ok);
+  auto r = trace(false).replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"check.init-fence-missing"}) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[0].cta, 1);
+  EXPECT_NE(r.findings[0].message.find("of CTA 0"), std::string::npos);
+}
+
 Trace replaced_map(bool acquire) {
   Map m;
   Trace t;
