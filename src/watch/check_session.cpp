@@ -19,6 +19,9 @@
 namespace tmakit::watch {
 namespace {
 
+// The comment line cmake/TmakitInstrument.cmake's PTX ends with (tools/check/ptxas_wrapper.cpp).
+constexpr std::string_view kEmbeddedSites = "// tmakit-sites: ";
+
 struct Registry {
   std::mutex mutex;
   std::unordered_map<void*, std::shared_ptr<CheckModule>> modules;  // CUmodule / CUlibrary
@@ -156,6 +159,24 @@ int check_module_load(void** handle, const void* image, ModuleKind kind, const s
   if (!is_ptx(image, text)) {
     const int r = load(image);
     if (r == abi::kSuccess && handle != nullptr) find_by_module_id(*handle, kind);
+    return r;
+  }
+  // Instrumented at build time (cmake/TmakitInstrument.cmake): its site table is its last line.
+  if (const size_t at = text.rfind(kEmbeddedSites); at != std::string_view::npos &&
+                                                   text.find(instrument::kTraceSymbol) != std::string_view::npos) {
+    const int r = load(image);
+    if (r == abi::kSuccess) {
+      auto m = std::make_shared<CheckModule>();
+      m->kind = kind;
+      m->handle = *handle;
+      m->ptx = text;
+      const std::string_view rest = text.substr(at + kEmbeddedSites.size());
+      m->sites_json = rest.substr(0, rest.find('\n'));
+      m->origin = "tmakit_instrument_ptx";
+      Registry& reg = registry();
+      std::lock_guard<std::mutex> lock(reg.mutex);
+      reg.modules[*handle] = std::move(m);
+    }
     return r;
   }
   const std::string name = fmt::format("module-{}.ptx", registry().modules_seen++);

@@ -142,3 +142,44 @@ TEST_F(CheckPtxas, TheToolkitsPtxasAcceptsTheModuleId) {
 }
 
 }  // namespace
+
+#ifdef CHECK_EXAMPLE
+// cmake/TmakitInstrument.cmake: examples/check built with tmakit_instrument_ptx embeds the
+// instrumented PTX with its site table; under tmakit check the library takes both from the text
+// (no second instrumentation), without it the text is loaded as it is.
+TEST_F(CheckPtxas, CmakeFunctionsEmbeddedModuleIsChecked) {
+  const fs::path built = fs::path(CHECK_EXAMPLE).parent_path() / "tmakit" / "bulk_copy.tmakit.ptx";
+  const std::string embedded = read_file(built);
+  const size_t at = embedded.rfind("// tmakit-sites: ");
+  ASSERT_NE(at, std::string::npos);
+  const std::string env = "env LD_LIBRARY_PATH=" STAND_IN_DIR " TMAKIT_WATCH_LIBRARY=" WATCH_LIBRARY
+                          " TMAKIT_STAND_IN_TRACE=/dev/null TMAKIT_STAND_IN_LOADED=" + (dir_ / "loaded.txt").string();
+  std::string err;
+  EXPECT_EQ(sh(env + " " TMAKIT_CLI " check --save-trace " + (dir_ / "saved").string() + " -- " CHECK_EXAMPLE
+               " >" + (dir_ / "out.txt").string(), &err), 0) << err;
+  EXPECT_EQ(read_file(dir_ / "out.txt"), "check_example: bulk_copy ran\n");
+  EXPECT_EQ(read_file(dir_ / "loaded.txt"), embedded + '\0');  // loaded as built, not instrumented again
+  const fs::path saved = dir_ / "saved" / "launch-0";
+  EXPECT_EQ(nlohmann::json::parse(read_file(saved / "sites.json")),
+            nlohmann::json::parse(embedded.substr(at + 17, embedded.find('\n', at) - at - 17)));
+  EXPECT_EQ(nlohmann::json::parse(read_file(saved / "meta.json"))["kernel"], "bulk_copy");
+  EXPECT_NE(err.find("1 launch checked"), std::string::npos) << err;
+  // Its sites are the kernel's own: init, fence, arrive.expect_tx, the copy, the wait.
+  const auto sites = nlohmann::json::parse(read_file(saved / "sites.json"))["sites"];
+  std::vector<std::string> ops;
+  for (const auto& s : sites) ops.push_back(s["op"]);
+  EXPECT_EQ(ops, (std::vector<std::string>{"mbar_init", "fence_proxy_async", "mbar_arrive", "bulk_copy", "mbar_try_wait"}));
+  // -lineinfo: every site has a source line. (nvcc's .loc of an inlined cuda::ptx call names
+  // CCCL's header, with the user's line only in `inlined_at`: docs/check.md.)
+  for (const auto& s : sites) EXPECT_GT(s.value("loc", nlohmann::json::object()).value("line", 0), 0) << s.dump();
+
+  fs::remove(dir_ / "loaded.txt");
+  EXPECT_EQ(sh(env + " " CHECK_EXAMPLE " >/dev/null", &err), 0) << err;  // without tmakit check
+  EXPECT_EQ(read_file(dir_ / "loaded.txt"), embedded + '\0');
+  EXPECT_EQ(err, "");
+
+  if (fs::exists("/usr/local/cuda/bin/ptxas"))  // the comment line is PTX like any other
+    EXPECT_EQ(sh("/usr/local/cuda/bin/ptxas --gpu-name=sm_90a " + built.string() + " -o " + (dir_ / "e.cubin").string(),
+                 &err), 0) << err;
+}
+#endif

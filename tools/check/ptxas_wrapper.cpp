@@ -13,6 +13,7 @@
 // where the `triton` package is), else `ptxas` on PATH, else /usr/local/cuda/bin/ptxas.
 // Invoked as `ptxas-blackwell` (a link), it stands for Triton's ptxas-blackwell (sm_100 and up).
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,9 +123,31 @@ fs::path instrument_input(const fs::path& input, const fs::path& check_dir, std:
   return out;
 }
 
+// `tmakit-ptxas --tmakit-embed IN.ptx OUT.ptx` (cmake/TmakitInstrument.cmake): OUT is IN
+// instrumented, with its site table in a last comment line `// tmakit-sites: {...}` that the
+// preload library reads when the program loads the text. Exit 1 (lint's diagnostics printed)
+// when IN cannot be instrumented: the build stops there.
+int embed(const fs::path& in, const fs::path& out) {
+  std::ifstream f(in, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  if (!f) return std::fprintf(stderr, "tmakit-ptxas: cannot read %s\n", in.c_str()), 2;
+  auto res = tmakit::instrument::instrument_module(s.str(), in.string());
+  for (const auto& d : res.diags) std::fprintf(stderr, "%s\n", tmakit::format(d).c_str());
+  if (res.status != 0) return std::fprintf(stderr, "tmakit-ptxas: %s cannot be instrumented\n", in.c_str()), 1;
+  const std::string sites = nlohmann::json::parse(tmakit::instrument::sites_json(res.sites)).dump();
+  const fs::path tmp = out.string() + ".tmp";
+  if (!write_file(tmp, res.text + "\n// tmakit-sites: " + sites + "\n"))
+    return std::fprintf(stderr, "tmakit-ptxas: cannot write %s\n", tmp.c_str()), 2;
+  std::error_code ec;
+  fs::rename(tmp, out, ec);
+  return ec ? 2 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string_view(argv[1]) == "--tmakit-embed") return embed(argv[2], argv[3]);
   const bool blackwell = fs::path(argv[0]).filename().string().find("blackwell") != std::string::npos;
   const fs::path ptxas = real_ptxas(blackwell);
   std::vector<std::string> args(argv + 1, argv + argc);
