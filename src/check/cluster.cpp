@@ -77,7 +77,7 @@ void ClusterReplay::run() {
   engine_ = std::make_unique<model::Engine>(cfg);
   scan_maps();
   global_.allocate(engine_->global(), opt_.max_global_bytes, report_.notes);
-  decoder_ = std::make_unique<Decoder>(t_, *engine_, global_, ranked_);
+  decoder_ = std::make_unique<Decoder>(t_, maps_, *engine_, global_, ranked_);
   try {
     for (size_t idx : records_) {
       const Who w = who(t_.records[idx], t_.meta);
@@ -100,9 +100,13 @@ void ClusterReplay::run() {
   } catch (const DiagnosticError& e) {
     const Diagnostic& d = e.diagnostic();
     sink_.add(d.rule, d.severity, d.message, record_in(d.where));
-    if (t_.meta.outcome == "timeout" && report_.outcome_explained.empty())
-      report_.outcome_explained = "the kernel hung; the model stopped at an earlier error, the likely cause: " +
-                                  d.message + " [" + d.rule + "]";
+    if (t_.meta.outcome == "timeout" && report_.outcome_explained.empty()) {
+      const std::string cause = "the model stopped at an earlier error, the likely cause: " + d.message + " [" + d.rule + "]";
+      report_.outcome_explained = "the kernel hung; " + cause;
+      const auto waits = failing_last_waits();
+      if (!waits.empty())
+        sink_.add("check.hang", Severity::error, "the kernel did not finish" + timeout_text() + "; " + cause, waits.front());
+    }
   }
   if (t_.meta.outcome == "fault") explain_fault();
 }
@@ -161,6 +165,7 @@ bool ClusterReplay::process(size_t idx) {
   const bool succeeded = r.flags & instrument::kFlagWaitComplete;
   // A failed test changes nothing: it is replayed only where it is a hang's last word.
   if (wait && !succeeded) return true;
+  if (op >= TraceOp::bulk_copy && op <= TraceOp::tensor_prefetch) before_copy(idx);
   std::optional<size_t> map;
   if (auto it = map_of_.find(idx); it != map_of_.end()) map = it->second;
   auto d = decoder_->decode(r, map, wait, "$" + std::to_string(static_cast<int>(r.op)) + "_");
@@ -171,7 +176,10 @@ bool ClusterReplay::process(size_t idx) {
     return true;
   }
   if (wait) before_wait(idx, *d.inst);
-  if (op >= TraceOp::bulk_copy && op <= TraceOp::tensor_prefetch) before_copy(idx);
+  const Site& site = t_.sites[r.site];
+  if (op == TraceOp::mbar_expect_tx || (op == TraceOp::mbar_arrive && find_field(site, "txCount")))
+    if (auto a = value_of(r, site, "addr"))
+      arms_[{split_shared(*a, ranked_).rank.value_or(w.cta), split_shared(*a, ranked_).offset}] = idx;
   if (op == TraceOp::mbar_init) {
     if (auto a = value_of(r, t_.sites[r.site], "addr")) inits_[{w.cta, split_shared(*a, ranked_).offset}] = idx;
   }
@@ -185,22 +193,33 @@ bool ClusterReplay::process(size_t idx) {
   return true;
 }
 
-// The end of the trace: a thread still held behind a wait, and, for a hang, each thread whose
-// last record is a failed wait, wait on the model for good; the model's end-of-program checks
-// then name the barrier everyone waits on (model.deadlock) and what it was armed with.
+// Each thread's last record where it is a wait that failed: where a hung kernel stands.
+std::vector<size_t> ClusterReplay::failing_last_waits() const {
+  std::vector<size_t> out;
+  for (const auto& [w, idx] : last_of_) {
+    const Record& r = t_.records[idx];
+    const auto op = static_cast<TraceOp>(r.op);
+    if ((op == TraceOp::mbar_try_wait || op == TraceOp::mbar_test_wait) && !(r.flags & instrument::kFlagWaitComplete) &&
+        !held_.count(w))
+      out.push_back(idx);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string ClusterReplay::timeout_text() const {
+  return t_.meta.timeout_s ? " within " + std::to_string(*t_.meta.timeout_s).substr(0, 5) + " s" : "";
+}
+
+// The end of the trace. A hang: each thread whose last record is a failed wait, and each still
+// held behind a wait, waits for good on the model; the model's deadlock report names the
+// barrier everyone waits on, its phase and what it was armed with (check.hang). Otherwise a
+// wait the hardware passed and the model cannot is left out, and the model's end-of-program
+// checks say why (an unbalanced transaction count, at the instruction that armed the barrier).
 void ClusterReplay::end_of_trace() {
   const bool hang = t_.meta.outcome == "timeout";
-  std::vector<size_t> final_waits;
-  for (auto& [w, held] : held_)
-    if (!held.empty()) final_waits.push_back(held.front());
-  if (hang)
-    for (const auto& [w, idx] : last_of_) {
-      const Record& r = t_.records[idx];
-      const auto op = static_cast<TraceOp>(r.op);
-      const bool waiting = (op == TraceOp::mbar_try_wait || op == TraceOp::mbar_test_wait) &&
-                           !(r.flags & instrument::kFlagWaitComplete);
-      if (waiting && !held_.count(w)) final_waits.push_back(idx);
-    }
+  std::vector<size_t> passed;
+  for (auto& [w, held] : held_) passed.push_back(held.front());
   // With an operation left out, what the end of the program would say (bytes never
   // delivered, a barrier never completing) may be that operation's absence: say nothing.
   if (incomplete_) {
@@ -208,30 +227,45 @@ void ClusterReplay::end_of_trace() {
                             "(deadlocks, unbalanced transaction counts) are not made");
     return;
   }
+  std::vector<size_t> final_waits = hang ? failing_last_waits() : std::vector<size_t>{};
+  if (hang) final_waits.insert(final_waits.end(), passed.begin(), passed.end());
   std::sort(final_waits.begin(), final_waits.end());
   for (size_t idx : final_waits) {
-    const Record& r = t_.records[idx];
-    auto d = decoder_->decode(r, std::nullopt, true, "$w" + std::to_string(idx) + "_");
+    auto d = decoder_->decode(t_.records[idx], std::nullopt, true, "$w" + std::to_string(idx) + "_");
     if (d.inst) step(*d.inst, idx, true);
   }
   try {
     engine_->finish();
   } catch (const DiagnosticError& e) {
     Diagnostic d = e.diagnostic();
-    const std::optional<size_t> rec = record_in(d.where);
+    std::optional<size_t> rec = record_in(d.where);
     if (d.rule == "model.deadlock" && hang) {
-      std::string timeout = t_.meta.timeout_s ? " within " + std::to_string(*t_.meta.timeout_s).substr(0, 5) + " s" : "";
       report_.outcome_explained = "the kernel hung: " + d.message;
-      sink_.add("check.hang", Severity::error, "the kernel did not finish" + timeout + ": " + d.message, rec);
-    } else if (d.rule == "model.deadlock") {
-      sink_.add(d.rule, d.severity,
-                d.message + " (the hardware's wait returned: the model and the hardware disagree, or the trace is "
-                            "incomplete)",
-                rec);
-    } else {
-      sink_.add(d.rule, d.severity, d.message, rec);
+      sink_.add("check.hang", Severity::error, "the kernel did not finish" + timeout_text() + ": " + d.message, rec);
+      return;
     }
+    if (d.rule == "model.tx-mismatch")
+      for (const auto& [bar, idx] : arms_)  // the first unbalanced barrier, as finish() reports it
+        if (const model::MBarrier* b = engine_->find_barrier(bar.first, bar.second); b && b->valid && b->tx != 0) {
+          rec = idx;
+          break;
+        }
+    if (!passed.empty()) d.message += "; the hardware's wait at " + site_place(t_, t_.records[passed.front()].site) +
+                                      " returned, the model's cannot";
+    sink_.add(d.rule, d.severity, d.message, rec);
     return;
+  }
+  for (size_t idx : passed) {
+    const Record& r = t_.records[idx];
+    auto addr = value_of(r, t_.sites[r.site], "addr");
+    const model::MBarrier* b = addr ? engine_->find_barrier(split_shared(*addr, ranked_).rank.value_or(who(r, t_.meta).cta),
+                                                            split_shared(*addr, ranked_).offset)
+                                    : nullptr;
+    sink_.add("model.deadlock", Severity::error,
+              "the hardware's wait returned, but the model cannot complete it" +
+                  (b ? ": " + b->describe() : std::string()) +
+                  " (the model and the hardware disagree, or the trace is incomplete)",
+              idx);
   }
   if (hang && report_.outcome_explained.empty())
     report_.outcome_explained =

@@ -42,6 +42,9 @@ class ClusterReplay {
   bool step(const ptx::Instruction& inst, size_t idx, bool hold);
   std::string where(size_t idx) const;
   std::optional<size_t> record_in(const std::string& place) const;
+  std::vector<size_t> failing_last_waits() const;
+  std::string timeout_text() const;  // " within 5.000 s", or ""
+
 
   // Rules only the trace can check (rules.cpp), called before the record is stepped.
   void scan_maps();  // first pass: each tensor op's map, global ranges, last records, ranked_
@@ -64,7 +67,8 @@ class ClusterReplay {
   bool incomplete_ = false;
   bool ranked_ = false;      // shared addresses carry the CTA rank (split_shared; found by scan_maps)  // a record could not be decoded (an unknown map, memory past the budget)
 
-  std::map<size_t, size_t> map_of_;        // tensor-op record -> index in t_.maps
+  std::vector<EncodedMap> maps_;           // t_.maps, then maps derived by tensormap.replace
+  std::map<size_t, size_t> map_of_;        // tensor-op record -> index in maps_
   std::map<Who, size_t> last_of_;          // each thread's last record
   std::map<Who, std::deque<size_t>> held_;
 
@@ -77,6 +81,7 @@ class ClusterReplay {
   };
   std::map<std::tuple<Who, int, uint32_t>, Wait> last_wait_;     // (thread, barrier CTA, offset)
   std::map<std::pair<int, uint32_t>, size_t> inits_;            // barrier -> its mbarrier.init record
+  std::map<std::pair<int, uint32_t>, size_t> arms_;             // barrier -> the last expect-tx on it
   std::map<int, size_t> init_fence_, cluster_arrive_, cluster_wait_;  // per CTA, the latest
   std::map<uint64_t, size_t> map_written_;                      // tensor-map address -> replace record
   std::map<std::pair<Who, uint64_t>, size_t> map_acquired_;     // (thread, map address) -> fence record

@@ -7,8 +7,9 @@ namespace tmakit::check::detail {
 
 std::string map_name(size_t map) { return "map" + std::to_string(map); }
 
-Decoder::Decoder(const TraceDir& trace, model::Engine& engine, const GlobalSpace& global, bool ranked)
-    : trace_(trace), engine_(engine), global_(global), ranked_(ranked), map_defined_(trace.maps.size(), false) {}
+Decoder::Decoder(const TraceDir& trace, const std::vector<EncodedMap>& maps, model::Engine& engine,
+                 const GlobalSpace& global, bool ranked)
+    : trace_(trace), maps_(maps), engine_(engine), global_(global), ranked_(ranked), map_defined_(maps.size(), false) {}
 
 const ptx::Instruction* Decoder::parsed(uint32_t site, bool as_blocking) {
   auto key = std::pair{site, as_blocking};
@@ -76,7 +77,7 @@ Decoder::Decoded Decoder::decode(const Record& r, std::optional<size_t> map, boo
         return out;
       }
       if (!map_defined_[*map]) {
-        tensor_map::TensorMap m = trace_.maps[*map].map;
+        tensor_map::TensorMap m = maps_[*map].map;
         auto b = global_.map_base(*map, m.global_address);
         if (!b) {
           out.skip = "the tensor its map names lies in a global range the model does not hold";

@@ -85,14 +85,16 @@ std::optional<std::pair<uint64_t, uint64_t>> touched(const tensor_map::TensorMap
 // by their descriptor bytes).
 class Decoder {
  public:
-  Decoder(const TraceDir& trace, model::Engine& engine, const GlobalSpace& global, bool ranked);
+  // `maps`: the program's maps and those the trace derived from them (tensormap.replace).
+  Decoder(const TraceDir& trace, const std::vector<EncodedMap>& maps, model::Engine& engine, const GlobalSpace& global,
+          bool ranked);
 
   struct Decoded {
     std::optional<ptx::Instruction> inst;
     std::string skip;       // why the record is not replayed (empty: it is)
     std::string skip_rule;  // a finding's rule when skipping is the user's problem (check.map-unknown)
   };
-  // `map` is the index in trace.maps of the tensor operand's map (nullopt: none matched).
+  // `map` is the index in the maps of the tensor operand's map (nullopt: none matched).
   // `as_blocking`: a test_wait becomes a try_wait (a wait the hardware saw succeed).
   // `symbol_prefix` names the symbols the instruction reads (unique for steps the engine holds).
   Decoded decode(const Record& r, std::optional<size_t> map, bool as_blocking, const std::string& symbol_prefix);
@@ -107,6 +109,7 @@ class Decoder {
                                             std::string& skip) const;
 
   const TraceDir& trace_;
+  const std::vector<EncodedMap>& maps_;
   model::Engine& engine_;
   const GlobalSpace& global_;
   bool ranked_;  // shared addresses carry the CTA rank (split_shared)
@@ -115,7 +118,7 @@ class Decoder {
   std::vector<bool> map_defined_;
 };
 
-// The map's name in the engine ("map<N>", N its index in trace.maps).
+// The map's name in the engine ("map<N>", N its index in the maps).
 std::string map_name(size_t map);
 
 }  // namespace tmakit::check::detail

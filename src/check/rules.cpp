@@ -30,8 +30,10 @@ uint32_t swizzle_atom(tensor_map::Swizzle s) {
 }  // namespace
 
 void ClusterReplay::scan_maps() {
+  maps_ = t_.maps;
   std::map<std::array<uint8_t, 128>, size_t> by_bytes;
-  for (size_t k = 0; k < t_.maps.size(); ++k) by_bytes.emplace(t_.maps[k].descriptor, k);
+  for (size_t k = 0; k < maps_.size(); ++k) by_bytes.emplace(maps_[k].descriptor, k);
+  std::map<uint64_t, size_t> replaced;  // a map's address -> the map tensormap.replace made there
   std::map<Who, std::pair<std::array<uint8_t, 128>, int>> companion;  // bytes, halves seen (bit 0 lo, bit 1 hi)
   for (size_t idx : records_) {
     const Record& r = t_.records[idx];
@@ -52,13 +54,29 @@ void ClusterReplay::scan_maps() {
     if (is_tensor(op) || op == TraceOp::tensormap_replace || op == TraceOp::tensormap_cp_fenceproxy) {
       auto hit = seen == 3 ? by_bytes.find(bytes) : by_bytes.end();
       seen = 0;
-      if (hit == by_bytes.end() || !is_tensor(op)) continue;
-      map_of_[idx] = hit->second;
+      std::optional<size_t> map;
+      if (hit != by_bytes.end()) map = hit->second;
+      if (op == TraceOp::tensormap_replace) {
+        // The companions hold the map before the change: a new global address makes a map of
+        // its own, found by the address it lives at (its bytes are the driver's no more).
+        auto addr = value_of(r, site, "addr"), value = value_of(r, site, "new_val");
+        if (map && addr && value && site.text.find(".global_address") != std::string::npos) {
+          EncodedMap changed = maps_[*map];
+          changed.map.global_address = *value;
+          changed.line = 0;
+          replaced[*addr] = maps_.size();
+          maps_.push_back(changed);
+        }
+        continue;
+      }
+      if (!is_tensor(op)) continue;
+      if (auto a = value_of(r, site, "tensorMap"); !map && a && replaced.count(*a)) map = replaced.at(*a);
+      if (!map) continue;
+      map_of_[idx] = *map;
       std::vector<int64_t> coords;
       if (const auto* f = find_field(site, "tensorCoords"))
         for (uint32_t k = 0; k < f->count; ++k) coords.push_back(signed_element(r, *f, k));
-      if (auto range = touched(t_.maps[hit->second].map, coords))
-        global_.add_map_range(hit->second, range->first, range->second);
+      if (auto range = touched(maps_[*map].map, coords)) global_.add_map_range(*map, range->first, range->second);
     } else if (op == TraceOp::bulk_copy || op == TraceOp::bulk_reduce || op == TraceOp::bulk_prefetch) {
       const uint64_t size = value_of(r, site, "size").value_or(0);
       for (const char* name : {"srcMem", "dstMem"})
@@ -110,7 +128,7 @@ void ClusterReplay::before_copy(size_t idx) {
     auto m = map_of_.find(idx);
     auto dst = value_of(r, site, "dstMem");
     if (op == TraceOp::tensor_load && m != map_of_.end() && dst) {
-      const uint32_t atom = swizzle_atom(t_.maps[m->second].map.swizzle);
+      const uint32_t atom = swizzle_atom(maps_[m->second].map.swizzle);
       const uint32_t off = split_shared(*dst, ranked_).offset;
       if (atom && off % 128 == 0 && off % atom)
         sink_.add("check.swizzle-phase", Severity::warning,

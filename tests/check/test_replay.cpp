@@ -115,9 +115,11 @@ TEST(CheckReplay, ExpectTxShortBy128CompletedEarlyOnTheHardware) {
   produce(t, m, m.box_bytes() - 128);
   t.rec(kWaitParity, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
   auto r = t.replay();
-  ASSERT_EQ(rules(r), std::vector<std::string>{"model.deadlock"}) << tmakit::check::to_text(r);
-  EXPECT_NE(r.findings[0].message.find("128 bytes more were delivered than armed"), std::string::npos);
-  EXPECT_NE(r.findings[0].message.find("the hardware's wait returned"), std::string::npos);
+  ASSERT_EQ(rules(r), std::vector<std::string>{"model.tx-mismatch"}) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[0].line, kArriveTx);  // where the barrier was armed
+  EXPECT_NE(r.findings[0].message.find("transaction count -128"), std::string::npos) << r.findings[0].message;
+  EXPECT_NE(r.findings[0].message.find("bytes arrived after its phase had completed"), std::string::npos);
+  EXPECT_NE(r.findings[0].message.find("the hardware's wait at /src/pipeline.cu:22 returned"), std::string::npos);
 }
 
 TEST(CheckReplay, WrongArrivalCountHangs) {
@@ -303,10 +305,14 @@ Trace replaced_map(bool acquire) {
   t.encoded(m);
   const int64_t map_in_global = 0x7f1400000000;
   t.rec(kInit, 0, 0, {{"addr", {kBar}}, {"count", {1}}});
-  t.rec(kReplace, 0, 0, {{"addr", {map_in_global}}, {"new_val", {int64_t(m.address)}}});
+  // The map before the change is the one encoded; after it, its bytes are no encoded map's.
+  t.map_bytes(kReplace, 0, 0, m.descriptor());
+  t.rec(kReplace, 0, 0, {{"addr", {map_in_global}}, {"new_val", {0x7f1500000000}}});
   if (acquire) t.rec(kAcquire, 0, 0, {{"addr", {map_in_global}}, {"size", {128}}});
   t.rec(kArriveTx, 0, 0, {{"state", {0}}, {"addr", {kBar}}, {"txCount", {m.box_bytes()}}});
-  t.map_bytes(kLoadFromReg, 0, 0, m.descriptor());
+  Map changed = m;
+  changed.seed = 77;
+  t.map_bytes(kLoadFromReg, 0, 0, changed.descriptor());
   t.rec(kLoadFromReg, 0, 0,
         {{"dstMem", {kBuf}}, {"tensorMap", {map_in_global}}, {"tensorCoords", {0, 0}}, {"mbar", {kBar}}});
   t.rec(kWaitParity, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
@@ -384,7 +390,8 @@ TEST(CheckReplay, AHangAfterAModelErrorNamesTheError) {
   produce(t, m, m.box_bytes(), 1, 0, 64);  // the load is refused: its bytes never arrive
   t.rec(kWaitParity, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, false);
   auto r = t.replay();
-  ASSERT_EQ(rules(r), std::vector<std::string>{"tensor.smem-align"}) << tmakit::check::to_text(r);
+  ASSERT_EQ(rules(r), (std::vector<std::string>{"tensor.smem-align", "check.hang"})) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[1].line, kWaitParity);
   EXPECT_NE(r.outcome_explained.find("the model stopped at an earlier error, the likely cause:"), std::string::npos)
       << r.outcome_explained;
   EXPECT_NE(r.outcome_explained.find("[tensor.smem-align]"), std::string::npos);
