@@ -6,7 +6,8 @@
 # sanitizers by clang, tests/fuzz/run.sh, and run in the first stage) and the Watch.* tests,
 # which LD_PRELOAD libtmakit_watch.so into other programs: a sanitized preload library needs
 # the ASan runtime first in the host program ("ASan runtime does not come first"), and ASan's
-# own dlsym interception changes what the library is there to observe.
+# own dlsym interception changes what the library is there to observe; for the same reason the
+# tmakit check tests that run programs under the library (CheckHooks, CheckPtxas, CheckRun).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
@@ -17,4 +18,4 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEB
 cmake --build build-asan -j "$(nproc)"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_stack_use_after_return=1:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -E '^fuzz_|^Watch\.'
+ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -E '^fuzz_|^Watch\.|^CheckHooks\.|^CheckPtxas\.|^CheckRun\.'

@@ -250,7 +250,7 @@ TEST_F(CheckHooks, CubinWithoutModuleIdRunsUnchecked) {
   EXPECT_NE(r.err.find("no instrumented kernel was launched"), std::string::npos) << r.err;
 }
 
-TEST(CheckCli, UnusableInput) {
+TEST(CheckRun, UnusableInput) {
   auto status_of = [](const std::string& args, std::string* err) {
     const fs::path e = fs::temp_directory_path() / ("tmakit-check-cli-" + std::to_string(getpid()));
     const int s = std::system((std::string(TMAKIT_CLI) + " check " + args + " 2>" + e.string() + " >/dev/null").c_str());

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tmakit check's host side on a real GPU (docs/check.md, "On the H100"). From the repository
 # root, with the stripped binaries of build-h/h100 carried (tmakit, libtmakit_watch.so,
-# tmakit-ptxas, check_probe, libfmt.so.9):
+# tmakit-ptxas, check_probe, check_example, libfmt.so.9):
 #   OUT=/some/folder sh tests/watch/check_kernels/h100-host.sh [build-h/h100]
 # Each run prints its report and "== what: status N (expected)"; the traces go to $OUT.
 set -u
@@ -21,6 +21,8 @@ start=$(date +%s)
 echo "== bulk_expect_long: status $? (124 expected: hang reported, then killed) after $(( $(date +%s) - start )) s"
 LD_PRELOAD="$C/libtmakit_watch.so" "$C/check_probe" gpa $K bulk_ok
 echo "== bulk_ok preloaded without check: status $? (0 expected, no tmakit check line above)"
+"$T" check --timeout 10 --save-trace "$OUT/example" -- "$C/check_example"
+echo "== check_example (tmakit_instrument_ptx): status $? (0 expected: clean, 'bulk_copy ran')"
 "$T" check --timeout 120 --save-trace "$OUT/triton" -- python3 tests/watch/check_kernels/triton_copy.py
 echo "== triton_copy.py: status $? (0 expected: one launch checked, clean, 'triton copy ok')"
 ls -R "$OUT" | head -80
