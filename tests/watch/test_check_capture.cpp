@@ -89,6 +89,23 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   EXPECT_EQ(t->snapshot(std::nullopt).size(), 6u);  // one past the last written record
   EXPECT_EQ(t->snapshot(1000).size(), 64u);         // dropped records past the capacity
 
+  t->reset();  // snapshot(1000) was given: every record is cleared
+  EXPECT_TRUE(t->written().empty());
+
+  // A launch that wrote records 0..2 (next = 3): the next reset clears them.
+  recs[0] = record(1, 10, 0);
+  recs[1] = record(2, 11, 0);
+  recs[2] = record(3, 12, 0);
+  EXPECT_EQ(t->snapshot(3).size(), 3u);
+  t->reset();
+  EXPECT_TRUE(t->written().empty());
+  // A hang (next unknown): the reset clears the whole buffer, the last record too.
+  recs[63] = record(4, 15, 2);
+  EXPECT_EQ(t->snapshot(std::nullopt).size(), 64u);
+  t->reset();
+  EXPECT_TRUE(t->written().empty());
+  // No snapshot since the last reset: everything is cleared as well.
+  recs[40] = record(5, 15, 2);
   t->reset();
   EXPECT_TRUE(t->written().empty());
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);

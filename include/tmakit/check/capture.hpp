@@ -58,7 +58,10 @@ class TraceBuffer {
   // when the module has no such symbol or the driver refuses a call.
   bool attach(CUmodule module, std::string* why);
   bool attach_library(CUlibrary library, std::string* why);  // the global in the current context
-  // Zeroes the records and the next-index word of every attached module.
+  // Zeroes the records and the next-index word of every attached module. The records zeroed
+  // are those below the largest next index snapshot() was given since the last reset (the
+  // device writes no others), or all of them when snapshot() was not given one (or was given
+  // none: a hang or a fault).
   void reset();
   // The next-index word of the module attached last (a device copy: only after the launch
   // finished, never during a hang); nullopt when it cannot be read.
@@ -82,6 +85,7 @@ class TraceBuffer {
   CUdeviceptr device_ = 0;
   size_t capacity_ = 0;
   std::vector<CUdeviceptr> attached_;  // the `__tmakit_trace` of each attached module
+  mutable std::optional<size_t> dirty_;  // records that may be non-zero since reset(); nullopt: unknown
 };
 
 // One launch, as meta.json says it.

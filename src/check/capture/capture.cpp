@@ -121,7 +121,11 @@ bool TraceBuffer::attach_found(int lookup, const char* holder, CUdeviceptr words
 }
 
 void TraceBuffer::reset() {
-  std::memset(static_cast<void*>(records_), 0, capacity_ * instrument::kRecordBytes);
+  // Only what the last launch can have written: records below its next index when a snapshot
+  // read that index, else all of them (a per-launch memset of the whole buffer would cost more
+  // than a short kernel).
+  std::memset(static_cast<void*>(records_), 0, (dirty_ ? *dirty_ : capacity_) * instrument::kRecordBytes);
+  dirty_.reset();  // from now on, unknown until a snapshot reads the next index
   const uint64_t zero = 0;
   for (CUdeviceptr words : attached_) driver_.memcpy_htod(words + instrument::kTraceNextWord * 8, &zero, 8);
 }
@@ -155,7 +159,9 @@ std::vector<instrument::Record> TraceBuffer::snapshot(std::optional<uint64_t> ne
   size_t n = 0;
   if (next) {
     n = static_cast<size_t>(std::min<uint64_t>(*next, capacity_));
+    dirty_ = std::max(dirty_.value_or(0), n);
   } else {
+    dirty_.reset();  // unknown: reset() clears everything
     for (size_t i = capacity_; i > 0; --i)
       if (op_of(records_ + i - 1) != 0) {
         n = i;
