@@ -98,9 +98,15 @@ device() {
 unpack() {
   local from=$1 tmp; tmp=$(mktemp -d)
   if [ -f "$from/check-device.tar.xz" ]; then tar -C "$tmp" -xJf "$from/check-device.tar.xz"; else cp -r "$from/traces" "$tmp/"; fi
-  python3 - "$tmp/traces" "$ROOT" <<'EOF'
+  python3 - "$tmp/traces" "$ROOT" "$tmp/log.txt" <<'EOF'
 import json, os, re, shutil, sys
-traces, root = sys.argv[1], sys.argv[2]
+traces, root, log_path = sys.argv[1], sys.argv[2], sys.argv[3]
+observed, current = {}, None  # the program's "observed:" line of each self-captured run, from the log
+for l in (open(log_path).read().split("\n") if os.path.exists(log_path) else []):
+    m = re.match(r"-- (\S+) \(self-capture\)", l)
+    if m: current = m.group(1)
+    elif l.startswith("-- "): current = None
+    elif current and l.startswith("observed: "): observed[current] = l[len("observed: "):]
 src = os.path.join(root, "tests/gpu/check/seeded_kernels.cu")
 cases = json.load(open(os.path.join(root, "tests/gpu/check/cases.json")))
 log = {}
@@ -121,7 +127,8 @@ for name in sorted(os.listdir(traces)):
     want = [] if clean else cases[case].get("always", []) + cases[case].get(meta["outcome"], [])
     what = {"completed": "completed", "timeout": "still running after %s s (hung)" % meta.get("timeout_s"),
             "fault": "faulted: " + meta.get("driver_result", ""), "launch_error": "launch refused: " + meta.get("driver_result", "")}
-    expect = {"hardware": "the H100 " + what.get(meta["outcome"], meta["outcome"]),
+    expect = {"hardware": "the H100 " + what.get(meta["outcome"], meta["outcome"]) +
+                          (" (observed: %s)" % observed[name] if name in observed else ""),
               "outcome": meta["outcome"], "clean": clean,
               "diagnoses": [{"rule": w["rule"], "file": "seeded_kernels.cu", "line": line_of(case, w["at"])} for w in want]}
     out = os.path.join(dest, name)
