@@ -240,7 +240,16 @@ void ClusterReplay::end_of_trace() {
     Diagnostic d = e.diagnostic();
     std::optional<size_t> rec = record_in(d.where);
     if (d.rule == "model.deadlock" && hang) {
-      report_.outcome_explained = "the kernel hung: " + d.message;
+      std::string waiting;
+      for (size_t i = 0; i < final_waits.size() && i < 8; ++i) {
+        const Who w = who(t_.records[final_waits[i]], t_.meta);
+        waiting += std::string(i ? "; " : "") + "cta " + std::to_string(w.cta) + " thread " + std::to_string(w.thread) +
+                   " at " + site_place(t_, t_.records[final_waits[i]].site);
+      }
+      if (final_waits.size() > 8) waiting += "; and " + std::to_string(final_waits.size() - 8) + " more";
+      report_.outcome_explained = "the kernel hung with " + std::to_string(final_waits.size()) +
+                                  " threads in a wait that never completes (" + waiting + "); the model names the "
+                                  "barrier above [check.hang]";
       sink_.add("check.hang", Severity::error, "the kernel did not finish" + timeout_text() + ": " + d.message, rec);
       return;
     }

@@ -91,7 +91,10 @@ TEST(CheckReplay, ExpectTxShortBy16HangsAndSaysSo) {
   EXPECT_EQ(f.line, kWaitParity);
   EXPECT_NE(f.message.find("16 bytes more were delivered than armed"), std::string::npos) << f.message;
   EXPECT_NE(f.message.find("within 5"), std::string::npos) << f.message;
-  EXPECT_NE(r.outcome_explained.find("mbarrier at shared offset 65536"), std::string::npos) << r.outcome_explained;
+  EXPECT_NE(r.outcome_explained.find("1 threads in a wait that never completes (cta 0 thread 0 at /src/pipeline.cu:22)"),
+            std::string::npos)
+      << r.outcome_explained;
+  EXPECT_NE(f.message.find("mbarrier at shared offset 65536 of CTA 0"), std::string::npos) << f.message;
 }
 
 TEST(CheckReplay, ExpectTxLongBy16Hangs) {
