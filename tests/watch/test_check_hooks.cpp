@@ -175,6 +175,14 @@ TEST_F(CheckHooks, EachLaunchHasItsOwnTrace) {
   EXPECT_NE(r.err.find("tmakit check: 3 launches checked (3 completed"), std::string::npos) << r.err;
 }
 
+TEST_F(CheckHooks, LaunchesLimitsTheCheckedLaunchesPerKernel) {
+  Outcome r = run(checked("--launches 2"), "linked " + kModule + " " + kKernel + " plain 3");
+  EXPECT_EQ(r.out, "launch 0 sync 0\nlaunch 0 sync 0\nlaunch 0 sync 0\n") << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "saved" / "launch-1"));
+  EXPECT_FALSE(fs::exists(dir_ / "saved" / "launch-2"));  // the third ran unchecked
+  EXPECT_NE(r.err.find("tmakit check: 2 launches checked (2 completed"), std::string::npos) << r.err;
+}
+
 TEST_F(CheckHooks, HangIsReportedWhileAliveThenKilled) {
   Outcome r = run(checked("--timeout 0.3"), "linked " + kModule + " " + kKernel, "hang");
   EXPECT_EQ(r.status, 124) << r.err;
