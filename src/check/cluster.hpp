@@ -53,6 +53,7 @@ class ClusterReplay {
   void shared_load(size_t idx);        // read before the wait, wrong parity
   void before_wait(size_t idx, const ptx::Instruction& inst);
   void remote_use(size_t idx, int barrier_cta, uint32_t offset);
+  bool valid(size_t map);
   void explain_fault();
 
   const TraceDir& t_;
@@ -69,6 +70,7 @@ class ClusterReplay {
 
   std::vector<EncodedMap> maps_;           // t_.maps, then maps derived by tensormap.replace
   std::map<size_t, size_t> map_of_;        // tensor-op record -> index in maps_
+  std::map<size_t, bool> valid_;           // map index -> the validator accepts it
   std::map<Who, size_t> last_of_;          // each thread's last record
   std::map<Who, std::deque<size_t>> held_;
 

@@ -78,6 +78,14 @@ Decoder::Decoded Decoder::decode(const Record& r, std::optional<size_t> map, boo
       }
       if (!map_defined_[*map]) {
         tensor_map::TensorMap m = maps_[*map].map;
+        // The engine walks only maps the driver accepts; a log line the validator refuses
+        // (a hand-edited or foreign log) is not replayed.
+        for (const auto& d : tensor_map::validate(m, engine_.config().target))
+          if (d.severity == Severity::error) {
+            out.skip = "its map (maps.jsonl line " + std::to_string(maps_[*map].line) + ") breaks " + d.rule + ": " +
+                       d.message;
+            return out;
+          }
         auto b = global_.map_base(*map, m.global_address);
         if (!b) {
           out.skip = "the tensor its map names lies in a global range the model does not hold";

@@ -76,6 +76,7 @@ void ClusterReplay::scan_maps() {
       std::vector<int64_t> coords;
       if (const auto* f = find_field(site, "tensorCoords"))
         for (uint32_t k = 0; k < f->count; ++k) coords.push_back(signed_element(r, *f, k));
+      if (!valid(*map)) continue;  // not replayed (the decoder says why): no memory for it
       if (auto range = touched(maps_[*map].map, coords)) global_.add_map_range(*map, range->first, range->second);
     } else if (op == TraceOp::bulk_copy || op == TraceOp::bulk_reduce || op == TraceOp::bulk_prefetch) {
       const uint64_t size = value_of(r, site, "size").value_or(0);
@@ -84,6 +85,16 @@ void ClusterReplay::scan_maps() {
           global_.add_range(*a, *a + std::min<uint64_t>(size, 1ull << 32));
     }
   }
+}
+
+// A map the validator accepts for the launch's target (the engine walks no other).
+bool ClusterReplay::valid(size_t map) {
+  auto [it, fresh] = valid_.try_emplace(map, true);
+  if (fresh) {
+    const auto target = spec::parse_target(t_.meta.target).value_or(spec::Target{90, spec::Suffix::a});
+    for (const auto& d : tensor_map::validate(maps_[map].map, target)) it->second = it->second && d.severity != Severity::error;
+  }
+  return it->second;
 }
 
 void ClusterReplay::remote_use(size_t idx, int barrier_cta, uint32_t offset) {

@@ -341,6 +341,20 @@ TEST(CheckReplay, UnknownMap) {
   EXPECT_EQ(r.findings[0].line, kLoad);
 }
 
+// A log line whose map the validator refuses (the driver never wrote such a descriptor) is
+// not walked on the model: the operation is left out and the note says which rule.
+TEST(CheckReplay, AMapTheValidatorRefusesIsNotReplayed) {
+  Map m;
+  m.box[0] = 512;  // boxDim above 256
+  Trace t;
+  t.encoded(m);
+  produce(t, m, 4096);
+  auto r = t.replay();
+  EXPECT_TRUE(r.findings.empty()) << tmakit::check::to_text(r);
+  const std::string text = tmakit::check::to_text(r);
+  EXPECT_NE(text.find("its map (maps.jsonl line 1) breaks map."), std::string::npos) << text;
+}
+
 TEST(CheckReplay, HolesAreSkippedAndCounted) {
   Map m;
   Trace t;
