@@ -70,7 +70,8 @@ export LD_LIBRARY_PATH="$usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY
 { time "$VENV/bin/pip" install --no-build-isolation --no-deps -C build-dir=build-py/device \
     -C cmake.define.fmt_DIR="$usr/lib/x86_64-linux-gnu/cmake/fmt" \
     -C cmake.define.nlohmann_json_DIR="$usr/share/cmake/nlohmann_json" \
-    -C cmake.define.CLI11_DIR="$usr/share/cmake/CLI11" . ; } 2>&1 | tail -5 | tee "$OUT/pip-install.log"
+    -C cmake.define.CLI11_DIR="$usr/share/cmake/CLI11" . ; } > "$OUT/pip-install.log" 2>&1
+tail -5 "$OUT/pip-install.log"
 "$VENV/bin/python" -c "import tmakit, sys; print('import tmakit: ok on', sys.version.split()[0])" | tee -a "$OUT/device.txt"
 TMAKIT_PYTHON_VECTORS="$PWD/$OUT/vectors" "$VENV/bin/python" -m pytest -q -rs tests/python 2>&1 | tee "$OUT/pytest.log" \
   || status=1

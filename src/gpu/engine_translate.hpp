@@ -1,5 +1,6 @@
 // Scenario → step records for the GPU engine (translate.cpp). Needs no GPU.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -1,6 +1,7 @@
 // Pieces the SVG pictures share (svg.cpp: shared memory; walk.cpp: the im2col
 // walk over the input image): page width, colours, text escaping.
 #pragma once
+#include <cstdint>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -3,6 +3,7 @@
 // types), rules_im2col.cpp (im2col and im2col_wide), rules_advice.cpp (advice on
 // maps the driver accepts). Limits cite the spec section they come from.
 #pragma once
+#include <cstdint>
 #include <algorithm>
 #include <fmt/format.h>
 #include <string>

@@ -2,6 +2,7 @@
 // (scenario-format.md), written here rather than through the tensor_map layer so
 // that the recorded vectors are an independent description of what the GPU ran.
 #pragma once
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 

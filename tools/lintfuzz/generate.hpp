@@ -1,6 +1,7 @@
 // The fuzz generator: instruction lines built from the table of forms, then mutated
 // the ways people and compilers get them wrong.
 #pragma once
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>

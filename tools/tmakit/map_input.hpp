@@ -3,6 +3,7 @@
 // that override its keys. Shared by `tmakit map` and `tmakit layout`, so both
 // read maps alike and name the flag at fault.
 #pragma once
+#include <cstdint>
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>

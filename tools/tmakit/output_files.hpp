@@ -4,6 +4,7 @@
 // followed, and renamed into place only when every byte is written: a crash, a kill
 // or a full disk leaves either the earlier state or the whole new one.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>

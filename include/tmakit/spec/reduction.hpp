@@ -1,6 +1,7 @@
 // Reduction operations and the element types they name (§6). The table of
 // which op goes with which type lives in the table of forms (forms.hpp).
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string_view>
 

@@ -1,5 +1,6 @@
 // A tensor map in the scenario format's `tensor_maps` form (scenario-format.md).
 #pragma once
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
