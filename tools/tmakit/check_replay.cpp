@@ -1,9 +1,8 @@
 // `tmakit check --replay DIR [--json]`: a trace directory (docs/check-replay.md) replayed on the
 // model and reported. DIR is one launch's directory, or a run's directory holding launch-<n>/
 // directories (each replayed in turn, under a header line). Exit 0 clean, 1 findings (errors or
-// warnings), 2 unusable input. `tmakit check` itself (the capture half, `-- CMD`) lives in
-// check_command.cpp; until that file registers the subcommand, the weak add_check_command
-// below gives `check --replay` alone.
+// warnings), 2 unusable input. The `check` subcommand is registered by check_command.cpp,
+// which calls this for `--replay`.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -65,15 +64,6 @@ int check_replay(const fs::path& dir, bool json) {
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return clean ? 0 : 1;
-}
-
-__attribute__((weak)) void add_check_command(CLI::App& app, int& status) {
-  auto* cmd = app.add_subcommand("check", "Replay a kernel's trace on the model (docs/check-replay.md)");
-  auto dir = std::make_shared<std::string>();
-  auto json = std::make_shared<bool>(false);
-  cmd->add_option("--replay", *dir, "a trace directory (meta.json, trace.bin, sites.json, maps.jsonl)")->required();
-  cmd->add_flag("--json", *json, "the report as JSON");
-  cmd->callback([dir, json, &status] { status = check_replay(*dir, *json); });
 }
 
 }  // namespace tmakit::cli

@@ -16,7 +16,7 @@ void add_watch_command(CLI::App& app, int& status);  // watch_command.cpp
 // Takes `-- CMD ARGS...` of `tmakit watch` out of argv before CLI11 parses it.
 void split_watch_command(std::vector<char*>& args);
 void add_instrument_command(CLI::App& app, int& status);  // instrument_command.cpp
-void add_check_command(CLI::App& app, int& status);  // check_command.cpp (check_replay.cpp: a weak stand-in)
+void add_check_command(CLI::App& app, int& status);  // check_command.cpp
 // `tmakit check --replay DIR [--json]` (check_replay.cpp): 0 clean, 1 findings, 2 unusable input.
 int check_replay(const std::filesystem::path& dir, bool json);
 
