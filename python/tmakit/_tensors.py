@@ -60,11 +60,28 @@ def facts_from_dlpack(shape: Sequence[int], strides: Sequence[int], dtype: Seque
                        dev, "dlpack")
 
 
+def _interface_data_type(typestr: str, descr: Any, where: str) -> str:
+    """The map data type of an array interface's typestr. "<V2" is bfloat16: torch (2.11:
+    _dtype_to_typestr, "same as ml_dtypes.bfloat16.dtype.str") and ml_dtypes write it for bfloat16
+    and for nothing else of 2 bytes; a void type without that byte order ("|V2", NumPy's
+    raw or structured bytes) or with named fields in its descr says nothing of the elements."""
+    size = int(typestr[2:]) if typestr[2:].isdigit() else 0
+    if typestr[1:2] != "V":
+        return _data_type(_TYPESTR_TYPES.get((typestr[1:2], size)), f"type string \"{typestr}\"", where)
+    fields = [f[0] for f in descr if isinstance(f, (tuple, list)) and f] if isinstance(descr, (list, tuple)) else []
+    if typestr == "<V2" and not any(fields):
+        return "bfloat16"
+    raise InputError(f"type string \"{typestr}\"" + (f" (fields {fields})" if any(fields) else "") +
+                     " is raw bytes: the interface does not say what the elements are (only \"<V2\" is read, as "
+                     "bfloat16, the spelling of torch and ml_dtypes); pass an object with __dlpack__, or view the "
+                     "data as unsigned integers of its width", "python.dtype", where)
+
+
 def facts_from_interface(iface: Dict[str, Any], device: str, where: str = "tensor") -> TensorFacts:
     """__array_interface__ / __cuda_array_interface__ (version 2-3): strides in bytes, None = C order."""
     typestr = str(iface["typestr"])
     size = int(typestr[2:]) if typestr[2:].isdigit() else 0
-    name = _data_type(_TYPESTR_TYPES.get((typestr[1:2], size)), f"type string \"{typestr}\"", where)
+    name = _interface_data_type(typestr, iface.get("descr"), where)
     shape = tuple(int(n) for n in iface["shape"])
     strides = iface.get("strides")
     if strides is None:  # C-contiguous
@@ -101,8 +118,20 @@ def describe(tensor: Any, where: str = "tensor") -> TensorFacts:
                     f"or __array_interface__), got {type(tensor).__name__}")
 
 
-def map_from_facts(f: TensorFacts, box: Sequence[int], where: str = "tensor", **options: Any) -> TensorMap:
-    """A tiled map over the whole tensor: dims = shape reversed, strides in bytes, address = the data."""
+def _unit_dimension_stride(stride: int) -> int:
+    """The stride of a dimension of size 1 never meets an address: its only in-bounds coordinate
+    is 0, and loads fill and stores skip everything past it (tma-semantics.md §2.1 items 3-4).
+    Interfaces say little of it (torch's __cuda_array_interface__ omits the strides of a tensor it
+    calls contiguous, and a padded one-row tensor is one), so such a stride becomes the next
+    multiple of 16, which the driver takes (§1.3), instead of a map the driver would refuse."""
+    return -(-stride // 16) * 16
+
+
+def map_from_facts(f: TensorFacts, box: Sequence[int], where: str = "tensor", *, unit_strides_free: bool = True,
+                   **options: Any) -> TensorMap:
+    """A tiled map over the whole tensor: dims = shape reversed, strides in bytes, address = the data.
+    With unit_strides_free, the stride of a dimension of size 1 is rounded up to 16 bytes
+    (_unit_dimension_stride); from_triton keeps Triton's own (Triton refuses unaligned strides)."""
     nd = len(f.shape)
     if not 1 <= nd <= 5:
         raise InputError(f"the tensor has {nd} dimensions; a tensor map has 1 to 5", "python.rank", where)
@@ -116,9 +145,11 @@ def map_from_facts(f: TensorFacts, box: Sequence[int], where: str = "tensor", **
                              "python.negative-stride", f"{where}.stride[{i}]")
     box_list = _values.integers(box, "box", nd)
     data_type = options.pop("data_type", None) or f.data_type
-    return TensorMap.tiled(data_type=data_type, dims=list(reversed(f.shape)), box=box_list,
-                           strides=[f.byte_strides[nd - 1 - i] for i in range(1, nd)], global_address=f.address,
-                           **options)
+    strides = [f.byte_strides[nd - 1 - i] for i in range(1, nd)]
+    if unit_strides_free:
+        strides = [_unit_dimension_stride(s) if f.shape[nd - 1 - i] == 1 else s for i, s in enumerate(strides, 1)]
+    return TensorMap.tiled(data_type=data_type, dims=list(reversed(f.shape)), box=box_list, strides=strides,
+                           global_address=f.address, **options)
 
 
 def from_tensor(tensor: Any, box: Sequence[int], *, swizzle: Any = "none", element_strides: Optional[Sequence[int]] = None,
@@ -133,20 +164,41 @@ def from_tensor(tensor: Any, box: Sequence[int], *, swizzle: Any = "none", eleme
                           data_type=_values.data_type(data_type) if data_type is not None else None)
 
 
-def triton_default_swizzle(inner_block_bytes: int) -> str:
-    """The swizzle of Triton's NVMMA shared layout for a block whose inner row has this many bytes."""
+def triton_default_swizzle(block_shape: Sequence[int], element_bytes: int) -> str:
+    """The swizzle Triton 3.6 gives a host TensorDescriptor whose loaded tile asks for no shared
+    layout of its own (OptimizeDescriptorEncoding's fallback, NVMMASharedEncodingAttr's builder in
+    TritonGPUAttrDefs.td): the largest of 128/64/32 bytes that divides the block's inner row,
+    and none for a 1-D block or one whose outer dimensions hold fewer than 8 rows in all."""
+    rows = 1
+    for n in block_shape[:-1]:
+        rows *= n
+    if len(block_shape) < 2 or rows < 8:
+        return "none"
+    inner = block_shape[-1] * element_bytes
     for span in (128, 64, 32):
-        if inner_block_bytes % span == 0:
+        if inner >= span and inner % span == 0:
             return f"{span}b"
     return "none"
+
+
+def triton_box(block_shape: Sequence[int], element_bytes: int, swizzle: str) -> List[int]:
+    """The box Triton 3.6 encodes for a block (getTMABlockShape, TMAUtilities.cpp), in the map's
+    order: every dimension at most 256, and under a swizzle the inner one exactly the swizzle's
+    span (Triton issues several loads per block when the block's row is wider)."""
+    box = [min(int(n), 256) for n in block_shape]
+    span = {"32b": 32, "64b": 64, "128b": 128}.get(swizzle, 0)
+    if span:
+        box[-1] = min(box[-1], span // element_bytes)
+    return list(reversed(box))
 
 
 def from_triton(desc: Any, *, swizzle: Any = None, l2_promotion: Any = "128b") -> TensorMap:
     """The map of a Triton TensorDescriptor (triton.tools.tensor_descriptor, or Gluon's, whose
     `layout.swizzle_byte_width` gives the swizzle): desc.shape / desc.strides (elements) /
     desc.block_shape, outermost first, over desc.base; padding "nan" → OOB-NaN fill.
-    Without a Gluon layout the swizzle is `swizzle`, else Triton's default for the block. L2
-    promotion 128B is what Triton 3.6 encodes (the H100 logs of `tmakit watch`); it never
+    Without a Gluon layout the swizzle is `swizzle`, else Triton's default for the block
+    (triton_default_swizzle); the box is Triton's for that swizzle (triton_box). L2 promotion
+    128B is what Triton 3.6's launcher encodes (driver.c, fillTMADescriptorTiled); it never
     changes the bytes (H16)."""
     for attr in ("base", "shape", "strides", "block_shape"):
         if not hasattr(desc, attr):
@@ -161,10 +213,13 @@ def from_triton(desc: Any, *, swizzle: Any = None, l2_promotion: Any = "128b") -
     layout = getattr(desc, "layout", None)
     if swizzle is None:
         width = getattr(layout, "swizzle_byte_width", None)
-        swizzle = int(width) if width is not None else triton_default_swizzle(block[-1] * base.element_bytes)
+        swizzle = int(width) if width is not None else triton_default_swizzle(block, base.element_bytes)
+    swizzle = _values.choice(swizzle, "swizzle", _values.SWIZZLES)
     data_type = "tfloat32" if getattr(desc, "round_f32_to_tf32", False) else None
-    return map_from_facts(f, list(reversed(block)), "desc", swizzle=swizzle, l2_promotion=l2_promotion,
-                          oob_fill="nan_request_zero_fma" if padding == "nan" else "none", data_type=data_type)
+    return map_from_facts(f, triton_box(block, base.element_bytes, swizzle), "desc", unit_strides_free=False,
+                          swizzle=swizzle,
+                          l2_promotion=l2_promotion, oob_fill="nan_request_zero_fma" if padding == "nan" else "none",
+                          data_type=data_type)
 
 
 def _as_numpy(tensor: Any, where: str) -> np.ndarray:

@@ -80,6 +80,39 @@ def test_cuda_array_interface():
         tmakit.simulate_load(m, t, [0, 0])
 
 
+def test_bfloat16_through_the_array_interfaces():
+    # torch 2.11's __cuda_array_interface__ of a bfloat16 tensor says "<V2" (recorded on the H100:
+    # tests/vectors/python, the bfloat16 cases), as ml_dtypes' bfloat16 does in __array_interface__.
+    t = CudaArrayStub((16, 72), "<V2", 0x7F0000002000, strides=(160, 2))
+    m = tmakit.from_tensor(t, box=[64, 8], swizzle="128b")
+    assert (m.data_type, m.dims, m.strides, m.global_address) == ("bfloat16", [72, 16], [160], 0x7F0000002000)
+    # "|V2" is NumPy's raw (or structured) two bytes: nothing says bfloat16, so it is refused by name.
+    raw = np.zeros((4, 64), dtype="V2")
+    with pytest.raises(tmakit.InputError, match=r'"\|V2" is raw bytes') as e:
+        tmakit.from_tensor(raw, box=[16, 1])
+    assert e.value.rule == "python.dtype"
+    pairs = np.zeros((4, 64), dtype=[("lo", "u1"), ("hi", "u1")])
+    with pytest.raises(tmakit.InputError, match="fields"):
+        tmakit.from_tensor(pairs, box=[16, 1])
+    named = CudaArrayStub((4, 64), "<V2", 0x7F0000002000)
+    named.__cuda_array_interface__["descr"] = [("lo", "|u1"), ("hi", "|u1")]
+    with pytest.raises(tmakit.InputError, match="fields"):
+        tmakit.from_tensor(named, box=[16, 1])
+
+
+def test_a_dimension_of_size_1_takes_any_stride():
+    # Its only in-bounds coordinate is 0, so its stride addresses nothing; a one-row tensor whose
+    # row is not a multiple of 16 bytes still gets a map the driver takes (stride rounded up to 16).
+    a = np.zeros((1, 45), dtype=np.uint8)
+    m = tmakit.from_tensor(a, box=[16, 2])
+    assert (m.dims, m.strides) == ([45, 1], [48])
+    m.check()
+    assert tmakit.from_tensor(np.zeros((1, 3, 40), dtype=np.uint8), box=[16, 1, 1]).strides == [40, 128]
+    assert tmakit.from_tensor(np.zeros((2, 45), dtype=np.uint8), box=[16, 2]).strides == [45]  # size 2: kept
+    # A padded row in memory: a stride that is a multiple of 16 already stays.
+    assert tmakit.from_tensor(np.zeros((1, 96), dtype=np.uint8)[:, :71], box=[16, 1]).strides == [96]
+
+
 def test_inner_stride_refused_by_name():
     a = np.zeros((64, 32), dtype=np.float32).T  # innermost stride 32 elements
     with pytest.raises(tmakit.InputError) as e:
@@ -138,6 +171,25 @@ def test_from_triton():
     g = FakeGluonDescriptor(a, [256, 96], [96, 1], [8, 64], "zero", FakeLayout(32))
     assert tmakit.from_triton(g).swizzle == "32b"
     assert tmakit.from_triton(FakeDescriptor(a, [256, 96], [96, 1], [8, 64]), swizzle="none").swizzle == "none"
+    # Fewer than 8 rows in the block (outer dimensions flattened), or a 1-D block: no swizzle (Triton's
+    # recorded choice on the H100, tests/vectors/python cases 03, 16, 17, 19, 27).
+    assert tmakit.from_triton(FakeDescriptor(a, [256, 96], [96, 1], [4, 64])).swizzle == "none"
+    assert tmakit.from_triton(FakeDescriptor(a, [256, 96], [96, 1], [7, 64])).swizzle == "none"
+    b = np.zeros((4, 16, 96), dtype=np.float16)
+    assert tmakit.from_triton(FakeDescriptor(b, [4, 16, 96], [16 * 96, 96, 1], [2, 4, 32])).swizzle == "64b"
+    assert tmakit.from_triton(FakeDescriptor(b, [4, 16, 96], [16 * 96, 96, 1], [1, 4, 32])).swizzle == "none"
+    assert tmakit.from_triton(FakeDescriptor(a.reshape(-1), [256 * 96], [1], [64])).swizzle == "none"
+    # 96-byte rows: 32 divides them, 64 does not.
+    assert tmakit.from_triton(FakeDescriptor(a, [256, 96], [96, 1], [8, 48])).swizzle == "32b"
+    # A row wider than the swizzle span: the box's inner dimension is the span (Triton loads the block
+    # in several boxes); every dimension at most 256.
+    m = tmakit.from_triton(FakeDescriptor(a, [256, 96], [96, 1], [16, 96]))
+    assert (m.swizzle, m.box) == ("64b", [32, 16])
+    c = np.zeros((512, 512), dtype=np.uint8)
+    m = tmakit.from_triton(FakeDescriptor(c, [512, 512], [512, 1], [512, 256]))
+    assert (m.swizzle, m.box) == ("128b", [128, 256])
+    m = tmakit.from_triton(FakeDescriptor(c, [512, 512], [512, 1], [4, 512]))
+    assert (m.swizzle, m.box) == ("none", [256, 4])
     # A descriptor narrower than its base: its own shape and strides, the base's address and type.
     m = tmakit.from_triton(FakeDescriptor(a, [100, 40], [96, 1], [16, 32]))
     assert (m.dims, m.strides) == ([40, 100], [192])

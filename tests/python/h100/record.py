@@ -81,7 +81,7 @@ def torch_facts(t: torch.Tensor) -> dict:
         out["cuda_array_interface"] = None if iface is None else {
             "shape": list(iface["shape"]), "typestr": iface["typestr"], "strides": iface.get("strides"),
             "data": [iface["data"][0], iface["data"][1]], "version": iface.get("version")}
-    except Exception as e:  # torch refuses bfloat16 here
+    except Exception as e:  # recorded (torch 2.11 gives bfloat16 one: "<V2")
         out["cuda_array_interface_error"] = f"{type(e).__name__}: {e}"
     return out
 
