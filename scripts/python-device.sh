@@ -16,9 +16,11 @@
 #    (TMAKIT_PYTHON_VECTORS), and tests/python/h100/live_cuda.py on real CUDA tensors and
 #    real Triton descriptors.
 # PYTHON picks the interpreter with torch and triton (default /opt/torch/.venv/bin/python3).
+# TMAKIT_PYTHON_DEPS names another folder for .deps/python (e.g. a copy without the NumPy wheel,
+# 4.6 MB instead of 20: the torch venv has NumPy) when the carry must stay small.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DEPS=.deps/python
+DEPS="${TMAKIT_PYTHON_DEPS:-.deps/python}"  # another folder made by --prepare may stand in
 
 if [ "${1:-}" = "--prepare" ]; then
   rm -rf "$DEPS" && mkdir -p "$DEPS/wheels" "$DEPS/usr/include" "$DEPS/usr/lib/x86_64-linux-gnu/cmake" "$DEPS/usr/share/cmake"

@@ -63,3 +63,26 @@ def test_simulate_load_against_a_triton_load():
     tile = np.stack([smem[r * 64:(r + 1) * 64].reshape(8, 8)[[j ^ (r % 8) for j in range(8)]].reshape(64)
                      for r in range(32)])
     assert np.array_equal(tile, out.view(torch.int16).cpu().numpy().view(np.uint16))
+
+
+@pytest.mark.parametrize("dtype, block", [(torch.float16, [8, 64]), (torch.float16, [4, 64]), (torch.uint8, [8, 32]),
+                                          (torch.uint8, [2, 256]), (torch.float32, [16, 16]),
+                                          (torch.float16, [16, 128]), (torch.bfloat16, [1, 64])], ids=str)
+def test_from_triton_swizzle_and_box_are_tritons(dtype, block):
+    # What the compiled kernel chose (metadata.tensordesc_meta: the swizzle and box its launcher encodes).
+    import triton
+    import triton.language as tl
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    @triton.jit
+    def copy_tile(desc, out_ptr, BY: tl.constexpr, BX: tl.constexpr):
+        tile = desc.load([0, 0])
+        tl.store(out_ptr + tl.arange(0, BY)[:, None] * BX + tl.arange(0, BX)[None, :], tile)
+
+    t = torch.zeros((64, 512), dtype=dtype, device="cuda")
+    desc = TensorDescriptor.from_tensor(t, block)
+    compiled = copy_tile[(1,)](desc, torch.empty(block, dtype=dtype, device="cuda"), BY=block[0], BX=block[1])
+    meta = compiled.metadata.tensordesc_meta[0]
+    m = tmakit.from_triton(desc)
+    assert m.swizzle == {0: "none", 1: "32b", 2: "64b", 3: "128b"}[meta["swizzle"]]
+    assert m.box == list(reversed(meta["block_size"]))
