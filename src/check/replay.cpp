@@ -15,6 +15,7 @@ bool Report::clean() const {
 Report replay(const TraceDir& t, const ReplayOptions& options) {
   Report report;
   report.outcome = t.meta.outcome;
+  report.kernel = t.meta.kernel;
   report.records = t.records.size();
   std::map<std::array<uint32_t, 3>, std::vector<size_t>> clusters;
   for (size_t i = 0; i < t.records.size(); ++i) {
@@ -52,8 +53,9 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
 
 namespace {
 
-std::string place(const Finding& f) {
-  if (f.file.empty()) return "";
+// "file:line:col: ", or the kernel's name where the finding has no site (end of program).
+std::string place(const Finding& f, const std::string& kernel) {
+  if (f.file.empty()) return (kernel.empty() ? std::string("kernel") : kernel) + ": ";
   return f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + ": ";
 }
 
@@ -73,7 +75,7 @@ std::string to_text(const Report& r) {
   std::string out;
   int errors = 0, warnings = 0;
   for (const Finding& f : r.findings) {
-    out += place(f) + f.severity + ": " + f.message + who_text(f) + " [" + f.rule + "]\n";
+    out += place(f, r.kernel) + f.severity + ": " + f.message + who_text(f) + " [" + f.rule + "]\n";
     errors += f.severity == "error";
     warnings += f.severity == "warning";
   }
@@ -92,7 +94,8 @@ nlohmann::json to_json(const Report& r) {
     findings.push_back({{"rule", f.rule},     {"severity", f.severity}, {"message", f.message}, {"site", f.site},
                         {"file", f.file},     {"line", f.line},         {"column", f.column},   {"cta", f.cta},
                         {"thread", f.thread}, {"cluster", f.cluster},   {"count", f.count}});
-  return {{"outcome", r.outcome},
+  return {{"kernel", r.kernel},
+          {"outcome", r.outcome},
           {"outcome_explained", r.outcome_explained},
           {"records", r.records},
           {"holes", r.holes},

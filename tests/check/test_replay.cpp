@@ -429,6 +429,21 @@ TEST(CheckReplay, MemoryPastTheBudgetIsLeftOutAndSaid) {
   // Within the budget the trace is replayed whole: 8192 bytes armed, 4096 delivered.
   auto whole = t.replay();
   EXPECT_EQ(rules(whole), std::vector<std::string>{"model.tx-mismatch"}) << tmakit::check::to_text(whole);
+  EXPECT_EQ(whole.findings[0].line, kArriveTx);  // at the instruction that armed the barrier
+}
+
+// A finding with no instruction to stand at (a barrier that no instruction armed ends
+// unbalanced) is placed at the kernel: "KERNEL: error: ... [rule]".
+TEST(CheckReplay, AFindingWithoutASiteIsPlacedAtTheKernel) {
+  Trace t;
+  t.rec(kInit, 0, 0, {{"addr", {kBar}}, {"count", {1}}});
+  t.rec(kBulk, 0, 0, {{"dstMem", {kBuf}}, {"srcMem", {0x7f1300000000}}, {"size", {4096}}, {"mbar", {kBar}}});
+  t.rec(kArrive, 0, 0, {{"state", {5}}, {"addr", {kBar}}});
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"model.tx-mismatch"}) << tmakit::check::to_text(r);
+  EXPECT_TRUE(r.findings[0].file.empty());
+  EXPECT_EQ(tmakit::check::to_text(r).rfind("check_cases: error: the mbarrier at shared offset 65536", 0), 0u)
+      << tmakit::check::to_text(r);
 }
 
 TEST(CheckReplay, TextAndJsonReports) {

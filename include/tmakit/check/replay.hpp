@@ -93,6 +93,7 @@ struct Finding {
 
 struct Report {
   std::vector<Finding> findings;
+  std::string kernel;              // meta's; the place of a finding that has no site
   std::string outcome;             // meta's
   std::string outcome_explained;   // hang: the barrier, phase, armed/delivered bytes, arrivals; fault: the last ops
   uint64_t records = 0, holes = 0, replayed = 0;
