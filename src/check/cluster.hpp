@@ -1,6 +1,7 @@
 // Internal to the check layer: the replay of one cluster's records on one engine
 // (cluster.cpp: ordering and stepping; rules.cpp: what only the trace can say).
 #pragma once
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
