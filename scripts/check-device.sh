@@ -97,7 +97,8 @@ device() {
 # DIR: what `device` left in $OUT (check-device.tar.xz, or traces/ already unpacked).
 unpack() {
   local from=$1 tmp; tmp=$(mktemp -d)
-  if [ -f "$from/check-device.tar.xz" ]; then tar -C "$tmp" -xJf "$from/check-device.tar.xz"; else cp -r "$from/traces" "$tmp/"; fi
+  if [ -f "$from/check-device.tar.xz" ]; then tar -C "$tmp" -xJf "$from/check-device.tar.xz"
+  else cp -r "$from/traces" "$tmp/" && { [ ! -f "$from/log.txt" ] || cp "$from/log.txt" "$tmp/"; }; fi
   python3 - "$tmp/traces" "$ROOT" "$tmp/log.txt" <<'EOF'
 import json, os, re, shutil, sys
 traces, root, log_path = sys.argv[1], sys.argv[2], sys.argv[3]
