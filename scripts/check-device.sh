@@ -72,7 +72,9 @@ device() {
   echo "seeded cases took $((SECONDS - start)) s"
   if [[ $parts == *" overhead "* ]]; then
     echo "== overhead: copy_tiles plain vs instrumented"
-    timeout -k 5 120 "$C/check_seeded" overhead --iterations 20 2>&1
+    for ops in all copies barriers; do
+      timeout -k 5 120 "$C/check_seeded" overhead --ops $ops --iterations 20 2>&1
+    done
   fi
   if [[ $parts == *" triton "* ]]; then
     echo "== Triton TMA kernel (the ptxas route)"

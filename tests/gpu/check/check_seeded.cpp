@@ -1,5 +1,5 @@
 // check_seeded CASE [--clean] [--self-capture DIR [--capacity N]] [--timeout S] [--ptx FILE]
-// check_seeded list | overhead [--ptx FILE] | instrument-only DIR [--ptx FILE]
+// check_seeded list | overhead [--ops SET] [--ptx FILE] | instrument-only DIR [--ptx FILE]
 //
 // Runs one seeded-bug kernel of seeded_kernels.cu (docs/check-seeded.md) the way a user's
 // program would: the PTX goes to the driver with cuModuleLoadData (so `tmakit check` sees it),
@@ -46,8 +46,9 @@ const Case* find_case(const std::string& name) {
 }
 
 // Instruments the module as `tmakit check` would; exits 2 with lint's messages if it cannot.
-tmakit::instrument::Result instrumented(const std::string& ptx, const std::string& file) {
-  auto r = tmakit::instrument::instrument_module(ptx, file);
+tmakit::instrument::Result instrumented(const std::string& ptx, const std::string& file,
+                                        tmakit::instrument::OpSet ops = tmakit::instrument::OpSet::all) {
+  auto r = tmakit::instrument::instrument_module(ptx, file, ops);
   if (r.status != 0) {
     std::string why;
     for (const auto& d : r.diags) why += "\n  " + tmakit::format(d);
@@ -65,6 +66,7 @@ int main(int argc, char** argv) {
   double timeout = 10;
   int iterations = 20;
   size_t capacity = 8192;
+  std::string ops = "all";
   app.add_option("case", what, "a case (`list` names them), `overhead`, or `instrument-only`")->required();
   app.add_option("dir", out_dir, "instrument-only: where the instrumented module and its sites go");
   app.add_flag("--clean", clean, "run the clean twin (the same kernel without the bug)");
@@ -72,6 +74,8 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", timeout, "seconds to wait for the kernel (0: forever)")->check(CLI::NonNegativeNumber);
   app.add_option("--ptx", ptx_path, "the seeded kernels' PTX (default: beside this program)");
   app.add_option("--capacity", capacity, "--self-capture: trace records (default 8192)")->check(CLI::Range(16, 1 << 22));
+  app.add_option("--ops", ops, "overhead: what the instrumented module records (all, copies, barriers)")
+      ->check(CLI::IsMember({"all", "copies", "barriers"}));
   app.add_option("--iterations", iterations, "overhead: timed launches of each module")->check(CLI::Range(1, 1000));
   try {
     app.parse(argc, argv);
@@ -94,8 +98,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (what == "overhead") {
-      auto r = instrumented(ptx, file);
-      return run_overhead(ptx, r.text, iterations);
+      using tmakit::instrument::OpSet;
+      auto r = instrumented(ptx, file, ops == "copies" ? OpSet::copies : ops == "barriers" ? OpSet::barriers : OpSet::all);
+      return run_overhead(ptx, r.text, "--ops " + ops, iterations);
     }
     const Case* c = find_case(what);
     if (!c) throw Usage("no case `" + what + "` (check_seeded list names them)");

@@ -206,7 +206,8 @@ int run_case(const Case& c, bool clean, double timeout, const std::string& ptx, 
   return status;
 }
 
-int run_overhead(const std::string& plain_ptx, const std::string& instrumented_ptx, int iterations) {
+int run_overhead(const std::string& plain_ptx, const std::string& instrumented_ptx, const std::string& label,
+                 int iterations) {
   Gpu gpu;
   CUmodule plain{}, traced{};
   CU(driver().cuModuleLoadData(&plain, plain_ptx.c_str()));
@@ -253,8 +254,8 @@ int run_overhead(const std::string& plain_ptx, const std::string& instrumented_p
   const double p = tp[tp.size() / 2], t = ti[ti.size() / 2];
   auto next = trace->read_next();
   std::printf("overhead: copy_tiles %ux%u float32 (%d tiles of 32x32, 132 CTAs x %u threads), median of %d: "
-              "plain %.3f ms, instrumented %.3f ms, ratio %.2fx; last run's records: %llu (capacity %zu)\n",
-              side, side, tiles * tiles, kThreads, iterations, p, t, t / p,
+              "plain %.3f ms, instrumented (%s) %.3f ms, ratio %.2fx; last run's records: %llu (capacity %zu)\n",
+              side, side, tiles * tiles, kThreads, iterations, p, label.c_str(), t, t / p,
               static_cast<unsigned long long>(next.value_or(0)), trace->capacity());
   return 0;
 }

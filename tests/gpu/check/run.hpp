@@ -29,7 +29,8 @@ void write_file(const std::string& path, const std::string& text);
 int run_case(const Case& c, bool clean, double timeout, const std::string& ptx, const Capture* capture);
 
 // The copy kernel from the plain and the instrumented module, same launch, timed with events.
-int run_overhead(const std::string& plain_ptx, const std::string& instrumented_ptx, int iterations);
+int run_overhead(const std::string& plain_ptx, const std::string& instrumented_ptx, const std::string& label,
+                 int iterations);
 
 // What the case's output shows, in words: `out` is what the kernel copied out of shared
 // memory (or the destination tensor for the store cases), `source` the tile it should hold.
