@@ -1,6 +1,7 @@
 // Internal to the instrument layer: one instrumented instruction, planned (site.cpp: which
 // values its record holds and where they come from) and then written as PTX (emit.cpp).
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
