@@ -116,9 +116,12 @@ ReplayResult run_replay(const fs::path& dir) {
     return res;
   }
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  pid_t w;
+  while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {
   }
-  res.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  // A program that ignores SIGCHLD has its children reaped for it: the report is there, the
+  // exit status is lost (3 in launches.jsonl); the findings are still counted from the report.
+  res.status = w < 0 ? 3 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   res.report = read_text(out);
   std::error_code ec;
   fs::remove(out, ec);
