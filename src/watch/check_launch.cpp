@@ -226,10 +226,15 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
     if (state == abi::kSuccess) state = events().record(ev, shape.stream);
     const auto start = std::chrono::steady_clock::now();
     auto pause = std::chrono::microseconds(100);
-    while (state == abi::kSuccess && (state = events().query(ev)) == abi::kNotReady) {
-      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= timeout) break;
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds(20000));
+    const auto waited = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    // Poll until the event is no longer "not ready" (done, or the sticky error of a fault) or
+    // the timeout passes. (A loop that re-tested `state` for success ended after the first
+    // "not ready" and called every kernel longer than one query hung: seen on the H100.)
+    if (state == abi::kSuccess) {
+      while ((state = events().query(ev)) == abi::kNotReady && waited() < timeout) {
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::microseconds(20000));
+      }
     }
     if (ev != nullptr && state != abi::kNotReady) events().destroy(ev);
     info.outcome = state == abi::kSuccess ? "completed" : state == abi::kNotReady ? "timeout" : "fault";

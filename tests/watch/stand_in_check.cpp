@@ -10,10 +10,13 @@
 //     an H100 run left them) into the buffer `__tmakit_trace` points at and sets the next-index
 //     word, as the kernel's atom.add would; then it is finished, or never finishes
 //     (TMAKIT_STAND_IN_OUTCOME=hang: events stay CUDA_ERROR_NOT_READY, cuCtxSynchronize blocks),
+//     or finishes after 0.2 s (=slow: events CUDA_ERROR_NOT_READY until then, as a real kernel
+//     longer than one query is),
 //     or faults (=fault: CUDA_ERROR_ILLEGAL_INSTRUCTION, sticky: every later call returns it).
 //   - TMAKIT_STAND_IN_LOADED names a file that gets each loaded image's text, for the tests.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +52,7 @@ struct Link {
 std::mutex g_mutex;
 abi::CUresult g_sticky = 0;        // the context's sticky error after a fault
 bool g_pending_forever = false;    // the last launch hangs
+std::chrono::steady_clock::time_point g_done_at{};  // =slow: when the last launch finishes
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -121,13 +125,14 @@ abi::CUresult launch(void* f) {
   }
   const std::string outcome = env("TMAKIT_STAND_IN_OUTCOME");
   g_pending_forever = outcome == "hang";
+  g_done_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(outcome == "slow" ? 200 : 0);
   if (outcome == "fault") g_sticky = kIllegalInstruction;
   return 0;
 }
 
 abi::CUresult query() {
   if (g_sticky) return g_sticky;
-  return g_pending_forever ? abi::kNotReady : 0;
+  return g_pending_forever || std::chrono::steady_clock::now() < g_done_at ? abi::kNotReady : 0;
 }
 
 }  // namespace
