@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "tmakit/check/capture.hpp"
 #include "tmakit/instrument/instrument.hpp"
@@ -29,12 +30,25 @@ std::string read_file(const fs::path& p) {
 
 const std::string kModule = std::string(TMAKIT_SOURCE_DIR) + "/tests/corpus/nvcc/test_debug_wait.sm_90a.ptx";
 
+// The stand-in driver; the modules a test loads are unloaded when it ends (as a program would).
 struct Stand {
   tmakit::check::DriverCalls driver = tmakit::check::driver_calls_from_libcuda();
-  int (*load)(CUmodule*, const void*) = nullptr;
+  int (*load_data)(CUmodule*, const void*) = nullptr;
+  int (*unload)(CUmodule) = nullptr;
+  std::vector<CUmodule> loaded;
   Stand() {
     void* h = dlopen("libcuda.so.1", RTLD_NOW);
-    if (h) load = reinterpret_cast<int (*)(CUmodule*, const void*)>(dlsym(h, "cuModuleLoadData"));
+    if (h) load_data = reinterpret_cast<int (*)(CUmodule*, const void*)>(dlsym(h, "cuModuleLoadData"));
+    if (h) unload = reinterpret_cast<int (*)(CUmodule)>(dlsym(h, "cuModuleUnload"));
+  }
+  ~Stand() {
+    for (CUmodule m : loaded)
+      if (unload) unload(m);
+  }
+  int load(CUmodule* m, const void* image) {
+    const int r = load_data(m, image);
+    if (r == 0) loaded.push_back(*m);
+    return r;
   }
 };
 
