@@ -168,13 +168,7 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
   }
   if (child == 0) {
     signal(SIGUSR1, SIG_DFL);
-    std::vector<char*> argv;
-    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    const int err = errno;
-    fmt::print(stderr, "tmakit check: error: cannot run {}: {}\n", command[0], std::strerror(err));
-    _exit(err == ENOENT ? 127 : 126);
+    _exit(exec_command("check", command));
   }
   g_child.store(child);
   signal(SIGINT, forward);

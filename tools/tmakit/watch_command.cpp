@@ -107,6 +107,16 @@ std::optional<std::vector<std::string>> split_command_after_dashes(std::vector<c
   return std::nullopt;
 }
 
+int exec_command(std::string_view who, const std::vector<std::string>& command) {
+  std::vector<char*> argv;
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  const int err = errno;
+  fmt::print(stderr, "tmakit {}: error: cannot run {}: {}\n", who, command[0], std::strerror(err));
+  return err == ENOENT ? 127 : 126;  // as env(1) and the shells say it
+}
+
 namespace {
 
 int run_watch(const WatchOptions& o, const std::vector<std::string>& command) {
@@ -116,13 +126,7 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& command) {
   }
   if (!set_preload_environment("watch", {.log = o.log, .strict = o.strict, .quiet = o.quiet, .target = o.target}))
     return 2;
-  std::vector<char*> argv;
-  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  execvp(argv[0], argv.data());
-  const int err = errno;
-  fmt::print(stderr, "tmakit watch: error: cannot run {}: {}\n", command[0], std::strerror(err));
-  return err == ENOENT ? 127 : 126;  // as env(1) and the shells say it
+  return exec_command("watch", command);
 }
 
 // The command after "--", taken out of argv before CLI11 parses it (CLI11 would treat

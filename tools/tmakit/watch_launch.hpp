@@ -21,6 +21,11 @@ struct PreloadOptions {
 // stderr, "tmakit WHO: ...") when the library or the log cannot be had.
 bool set_preload_environment(std::string_view who, const PreloadOptions& o);
 
+// Replaces this process with `command` (execvp); returns only when that fails, after saying
+// why on stderr ("tmakit WHO: error: cannot run ..."), with 127 (not found) or 126, as env(1)
+// and the shells say it.
+int exec_command(std::string_view who, const std::vector<std::string>& command);
+
 // argv[2...]: options (those in `valued` take a value), then "--" and the command, which is
 // taken out of args and returned verbatim; nullopt (args untouched) when there is no "--"
 // before the first argument that is not an option.
