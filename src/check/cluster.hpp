@@ -49,6 +49,12 @@ class ClusterReplay {
 
   // Rules only the trace can check (rules.cpp), called before the record is stepped.
   void scan_maps();  // first pass: each tensor op's map, global ranges, last records, ranked_
+  using Building = std::map<std::pair<int, uint64_t>, tensor_map::TensorMap>;
+  void follow_replace(size_t idx, std::optional<size_t> before, bool blank, Building& building,
+                      std::map<uint64_t, size_t>& replaced);
+  void follow_install(size_t idx, std::optional<size_t> source, const std::array<uint8_t, 128>& bytes,
+                      Building& building, std::map<uint64_t, size_t>& replaced,
+                      std::map<std::array<uint8_t, 128>, size_t>& by_bytes);
   void before_copy(size_t idx);        // init fence, tensormap fence, swizzle phase
   void note_fence(size_t idx);         // fence.mbarrier_init, barrier.cluster, tensormap acquire
   void shared_load(size_t idx);        // read before the wait, wrong parity

@@ -82,8 +82,14 @@ Decoder::Decoded Decoder::decode(const Record& r, std::optional<size_t> map, boo
         // (a hand-edited or foreign log) is not replayed.
         for (const auto& d : tensor_map::validate(m, engine_.config().target))
           if (d.severity == Severity::error) {
-            out.skip = "its map (maps.jsonl line " + std::to_string(maps_[*map].line) + ") breaks " + d.rule + ": " +
-                       d.message;
+            if (maps_[*map].built_at.empty()) {
+              out.skip = "its map (maps.jsonl line " + std::to_string(maps_[*map].line) + ") breaks " + d.rule + ": " +
+                         d.message;
+            } else {  // the kernel's own map: a finding, by the rule the map breaks
+              out.skip = "its map, built on the device by tensormap.replace (last at " + maps_[*map].built_at +
+                         "), breaks " + d.rule + ": " + d.message;
+              out.skip_rule = d.rule;
+            }
             return out;
           }
         auto b = global_.map_base(*map, m.global_address);

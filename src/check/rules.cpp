@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cluster.hpp"
+#include "device_maps.hpp"
 
 namespace tmakit::check::detail {
 
@@ -29,11 +30,73 @@ uint32_t swizzle_atom(tensor_map::Swizzle s) {
 
 }  // namespace
 
+// tensormap.replace: the map edited at its address starts from the map there before (a
+// program's map, found by the companions' bytes; a zeroed copy: blank_device_map) or from
+// what earlier replaces made there; each replace sets one field. A map edited in place in
+// global memory is used from its address at once.
+void ClusterReplay::follow_replace(size_t idx, std::optional<size_t> before, bool blank, Building& building,
+                                   std::map<uint64_t, size_t>& replaced) {
+  const Record& r = t_.records[idx];
+  const Site& site = t_.sites[r.site];
+  auto addr = value_of(r, site, "addr"), value = value_of(r, site, "new_val");
+  if (!addr || !value) return;
+  const bool global = site.text.find(".global.") != std::string::npos || *addr >= (1ull << 32);
+  const std::pair<int, uint64_t> key{global ? -1 : who(r, t_.meta).cta, *addr};
+  auto it = building.find(key);
+  if (it == building.end()) {
+    if (before) it = building.emplace(key, maps_[*before].map).first;
+    else if (blank) it = building.emplace(key, blank_device_map()).first;
+    else return;  // bytes of no map the trace knows: its loads stay check.map-unknown
+  }
+  const std::string_view field = replaced_field(site.text);
+  if (auto why = apply_replace(it->second, field, value_of(r, site, "ord").value_or(0), *value)) {
+    report_.notes.push_back(where(idx) + ": " + *why + "; the map edited there is not followed");
+    building.erase(it);
+    return;
+  }
+  if (!global) return;
+  EncodedMap changed;
+  changed.map = it->second;
+  if (before) changed.descriptor = maps_[*before].descriptor;
+  changed.built_at = site_place(t_, r.site);
+  replaced[*addr] = maps_.size();
+  maps_.push_back(std::move(changed));
+}
+
+// tensormap.cp_fenceproxy: the map built in shared memory is installed at its global address;
+// its companions hold the bytes installed, by which the tensor operations that read it find it.
+void ClusterReplay::follow_install(size_t idx, std::optional<size_t> source, const std::array<uint8_t, 128>& bytes,
+                                   Building& building, std::map<uint64_t, size_t>& replaced,
+                                   std::map<std::array<uint8_t, 128>, size_t>& by_bytes) {
+  const Record& r = t_.records[idx];
+  const Site& site = t_.sites[r.site];
+  auto src = value_of(r, site, "src"), dst = value_of(r, site, "dst");
+  if (!src || !dst) return;
+  auto it = building.find({who(r, t_.meta).cta, *src});
+  if (it == building.end()) {
+    if (source) replaced[*dst] = *source;  // a program's map copied as it is
+    return;
+  }
+  // The copy is warp-wide (.sync.aligned): every lane records it with the same bytes.
+  if (auto same = by_bytes.find(bytes); same != by_bytes.end() && !maps_[same->second].built_at.empty()) {
+    replaced[*dst] = same->second;
+    return;
+  }
+  EncodedMap built;
+  built.map = it->second;
+  built.descriptor = bytes;
+  built.built_at = site_place(t_, r.site);
+  replaced[*dst] = maps_.size();
+  by_bytes[bytes] = maps_.size();
+  maps_.push_back(std::move(built));
+}
+
 void ClusterReplay::scan_maps() {
   maps_ = t_.maps;
   std::map<std::array<uint8_t, 128>, size_t> by_bytes;
   for (size_t k = 0; k < maps_.size(); ++k) by_bytes.emplace(maps_[k].descriptor, k);
-  std::map<uint64_t, size_t> replaced;  // a map's address -> the map tensormap.replace made there
+  std::map<uint64_t, size_t> replaced;  // a global map's address -> the map the kernel made there
+  std::map<std::pair<int, uint64_t>, tensor_map::TensorMap> building;  // (CTA or -1, address) -> the map edited there
   std::map<Who, std::pair<std::array<uint8_t, 128>, int>> companion;  // bytes, halves seen (bit 0 lo, bit 1 hi)
   for (size_t idx : records_) {
     const Record& r = t_.records[idx];
@@ -53,20 +116,16 @@ void ClusterReplay::scan_maps() {
     const Site& site = t_.sites[r.site];
     if (is_tensor(op) || op == TraceOp::tensormap_replace || op == TraceOp::tensormap_cp_fenceproxy) {
       auto hit = seen == 3 ? by_bytes.find(bytes) : by_bytes.end();
+      const bool blank = seen == 3 && std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
       seen = 0;
       std::optional<size_t> map;
       if (hit != by_bytes.end()) map = hit->second;
       if (op == TraceOp::tensormap_replace) {
-        // The companions hold the map before the change: a new global address makes a map of
-        // its own, found by the address it lives at (its bytes are the driver's no more).
-        auto addr = value_of(r, site, "addr"), value = value_of(r, site, "new_val");
-        if (map && addr && value && site.text.find(".global_address") != std::string::npos) {
-          EncodedMap changed = maps_[*map];
-          changed.map.global_address = *value;
-          changed.line = 0;
-          replaced[*addr] = maps_.size();
-          maps_.push_back(changed);
-        }
+        follow_replace(idx, map, blank, building, replaced);
+        continue;
+      }
+      if (op == TraceOp::tensormap_cp_fenceproxy) {
+        follow_install(idx, map, bytes, building, replaced, by_bytes);
         continue;
       }
       if (!is_tensor(op)) continue;

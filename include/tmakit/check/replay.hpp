@@ -55,6 +55,10 @@ struct EncodedMap {
   tensor_map::TensorMap map;
   std::array<uint8_t, 128> descriptor{};
   int line = 0;  // in maps.jsonl, 1-based
+  // A map the kernel built or edited itself (tensormap.replace, then tensormap.cp_fenceproxy
+  // where it was built in shared memory): where the last replace was ("file:line"); empty for
+  // a map of maps.jsonl.
+  std::string built_at;
 };
 
 struct TraceDir {
