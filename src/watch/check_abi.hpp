@@ -46,6 +46,9 @@ using KernelGetFunction = CUresult (*)(void** function, void* kernel);
 using LaunchKernel = CUresult (*)(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                   unsigned bz, unsigned smem, void* stream, void** params, void** extra);
 using LaunchKernelEx = CUresult (*)(const LaunchConfig* config, void* f, void** params, void** extra);
+using ModuleLoadFatBinary = CUresult (*)(void** module, const void* fat_cubin);
+using LaunchCooperativeKernel = CUresult (*)(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                             unsigned by, unsigned bz, unsigned smem, void* stream, void** params);
 using EventCreate = CUresult (*)(void** event, unsigned flags);
 using EventRecord = CUresult (*)(void* event, void* stream);
 using EventQuery = CUresult (*)(void* event);

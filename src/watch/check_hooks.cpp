@@ -44,6 +44,18 @@ CUresult hook_library_load_data(void** library, const void* code, int* jo, void*
                            [&](const void* i) { return fn(library, i, jo, jv, nj, lo, lv, nl); });
 }
 
+// cuModuleLoadFatBinary loads fatbins only: an instrumented replacement (PTX text) goes
+// through cuModuleLoadData.
+CUresult hook_module_load_fat_binary(void** module, const void* fat) {
+  auto fn = real_fn<abi::ModuleLoadFatBinary>(Slot::module_load_fat_binary);
+  if (fn == nullptr) return abi::kNotFound;
+  if (!check_active()) return fn(module, fat);
+  auto ptx_loader = real_fn<abi::ModuleLoadData>(Slot::module_load_data);
+  return check_module_load(module, fat, ModuleKind::module, [&](const void* i) {
+    return i == fat || ptx_loader == nullptr ? fn(module, i) : ptx_loader(module, i);
+  });
+}
+
 template <Slot S>
 CUresult hook_link_add_data(void* state, int type, void* data, size_t size, const char* name, unsigned n,
                             int* options, void** values) {
@@ -78,9 +90,11 @@ CUresult hook_kernel_get_function(void** function, void* kernel) {
   return r;
 }
 
+// cuLaunchKernel and its per-thread-default-stream twin (S: the slot of the one called).
+template <Slot S>
 CUresult hook_launch_kernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                             unsigned smem, void* stream, void** params, void** extra) {
-  auto fn = real_fn<abi::LaunchKernel>(Slot::launch_kernel);
+  auto fn = real_fn<abi::LaunchKernel>(S);
   if (fn == nullptr) return abi::kNotFound;
   auto launch = [&] { return fn(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra); };
   if (!check_active()) return launch();
@@ -88,8 +102,21 @@ CUresult hook_launch_kernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsi
   return check_launch(f, shape, launch);
 }
 
+// cuLaunchCooperativeKernel(_ptsz): the same launch, every CTA resident at once.
+template <Slot S>
+CUresult hook_launch_cooperative(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                 unsigned bz, unsigned smem, void* stream, void** params) {
+  auto fn = real_fn<abi::LaunchCooperativeKernel>(S);
+  if (fn == nullptr) return abi::kNotFound;
+  auto launch = [&] { return fn(f, gx, gy, gz, bx, by, bz, smem, stream, params); };
+  if (!check_active()) return launch();
+  LaunchShape shape{.grid = {gx, gy, gz}, .block = {bx, by, bz}, .dynamic_smem = smem, .stream = stream};
+  return check_launch(f, shape, launch);
+}
+
+template <Slot S>
 CUresult hook_launch_kernel_ex(const abi::LaunchConfig* config, void* f, void** params, void** extra) {
-  auto fn = real_fn<abi::LaunchKernelEx>(Slot::launch_kernel_ex);
+  auto fn = real_fn<abi::LaunchKernelEx>(S);
   if (fn == nullptr) return abi::kNotFound;
   auto launch = [&] { return fn(config, f, params, extra); };
   if (!check_active() || config == nullptr) return launch();
@@ -125,8 +152,15 @@ void* check_hook_for(Slot slot) {
     case Slot::module_get_function: return reinterpret_cast<void*>(&hook_module_get_function);
     case Slot::library_get_kernel: return reinterpret_cast<void*>(&hook_library_get_kernel);
     case Slot::kernel_get_function: return reinterpret_cast<void*>(&hook_kernel_get_function);
-    case Slot::launch_kernel: return reinterpret_cast<void*>(&hook_launch_kernel);
-    case Slot::launch_kernel_ex: return reinterpret_cast<void*>(&hook_launch_kernel_ex);
+    case Slot::launch_kernel: return reinterpret_cast<void*>(&hook_launch_kernel<Slot::launch_kernel>);
+    case Slot::launch_kernel_ex: return reinterpret_cast<void*>(&hook_launch_kernel_ex<Slot::launch_kernel_ex>);
+    case Slot::module_load_fat_binary: return reinterpret_cast<void*>(&hook_module_load_fat_binary);
+    case Slot::launch_kernel_ptsz: return reinterpret_cast<void*>(&hook_launch_kernel<Slot::launch_kernel_ptsz>);
+    case Slot::launch_kernel_ex_ptsz:
+      return reinterpret_cast<void*>(&hook_launch_kernel_ex<Slot::launch_kernel_ex_ptsz>);
+    case Slot::launch_cooperative: return reinterpret_cast<void*>(&hook_launch_cooperative<Slot::launch_cooperative>);
+    case Slot::launch_cooperative_ptsz:
+      return reinterpret_cast<void*>(&hook_launch_cooperative<Slot::launch_cooperative_ptsz>);
     default: return nullptr;
   }
 }
@@ -161,8 +195,28 @@ TMAKIT_EXPORT abi::CUresult cuLibraryGetKernel(void** k, void* l, const char* na
 TMAKIT_EXPORT abi::CUresult cuKernelGetFunction(void** f, void* k) { return hook_kernel_get_function(f, k); }
 TMAKIT_EXPORT abi::CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                            unsigned bz, unsigned smem, void* stream, void** params, void** extra) {
-  return hook_launch_kernel(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
+  return hook_launch_kernel<Slot::launch_kernel>(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
+}
+TMAKIT_EXPORT abi::CUresult cuLaunchKernel_ptsz(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                                unsigned by, unsigned bz, unsigned smem, void* stream, void** params,
+                                                void** extra) {
+  return hook_launch_kernel<Slot::launch_kernel_ptsz>(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
 }
 TMAKIT_EXPORT abi::CUresult cuLaunchKernelEx(const abi::LaunchConfig* config, void* f, void** params, void** extra) {
-  return hook_launch_kernel_ex(config, f, params, extra);
+  return hook_launch_kernel_ex<Slot::launch_kernel_ex>(config, f, params, extra);
 }
+TMAKIT_EXPORT abi::CUresult cuLaunchKernelEx_ptsz(const abi::LaunchConfig* config, void* f, void** params,
+                                                  void** extra) {
+  return hook_launch_kernel_ex<Slot::launch_kernel_ex_ptsz>(config, f, params, extra);
+}
+TMAKIT_EXPORT abi::CUresult cuLaunchCooperativeKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                                      unsigned by, unsigned bz, unsigned smem, void* stream,
+                                                      void** params) {
+  return hook_launch_cooperative<Slot::launch_cooperative>(f, gx, gy, gz, bx, by, bz, smem, stream, params);
+}
+TMAKIT_EXPORT abi::CUresult cuLaunchCooperativeKernel_ptsz(void* f, unsigned gx, unsigned gy, unsigned gz,
+                                                           unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                                                           void* stream, void** params) {
+  return hook_launch_cooperative<Slot::launch_cooperative_ptsz>(f, gx, gy, gz, bx, by, bz, smem, stream, params);
+}
+TMAKIT_EXPORT abi::CUresult cuModuleLoadFatBinary(void** m, const void* fat) { return hook_module_load_fat_binary(m, fat); }

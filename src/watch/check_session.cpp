@@ -13,6 +13,7 @@
 
 #include "check_state.hpp"
 #include "driver_abi.hpp"
+#include "fatbin.hpp"
 #include "real_driver.hpp"
 #include "tmakit/instrument/instrument.hpp"
 
@@ -97,16 +98,47 @@ void find_by_module_id(void* handle, ModuleKind kind) {
   reg.modules[handle] = m;
 }
 
-void remember_module(void* handle, ModuleKind kind, const instrument::Result& res, const char* origin) {
-  auto m = std::make_shared<CheckModule>();
-  m->kind = kind;
-  m->handle = handle;
-  m->sites_json = instrument::sites_json(res.sites);
-  m->ptx = res.text;
-  m->origin = origin;
-  Registry& reg = registry();
-  std::lock_guard<std::mutex> lock(reg.mutex);
-  reg.modules[handle] = std::move(m);
+// The GPU's compute capability (major * 10 + minor) from the current context; 0 when unknown.
+uint32_t current_cc() {
+  using CtxGetDevice = int (*)(int*);
+  using DeviceGetAttribute = int (*)(int*, int, int);
+  auto get_device = reinterpret_cast<CtxGetDevice>(check_driver_proc("cuCtxGetDevice"));
+  auto get_attribute = reinterpret_cast<DeviceGetAttribute>(check_driver_proc("cuDeviceGetAttribute"));
+  int dev = 0, major = 0, minor = 0;
+  if (get_device == nullptr || get_attribute == nullptr || get_device(&dev) != 0) return 0;
+  if (get_attribute(&major, 75, dev) != 0 || get_attribute(&minor, 76, dev) != 0) return 0;  // COMPUTE_CAPABILITY_*
+  return static_cast<uint32_t>(major * 10 + minor);
+}
+
+// The PTX of a fatbin the runtime (or the program) loads, for this GPU; nullopt, said once per
+// reason, when it holds none tmakit can read: the fatbin is then loaded as it is, unchecked.
+std::optional<std::string> fatbin_ptx(const void* image) {
+  const Fatbin f = read_fatbin(image);
+  const uint32_t cc = current_cc();
+  if (const FatbinEntry* e = pick_ptx(f, cc)) return e->ptx;
+  std::string why = f.problem;
+  std::set<uint32_t> cubins;
+  for (const FatbinEntry& e : f.entries) {
+    if (e.kind == 2) cubins.insert(e.arch);
+    if (e.kind == 1 && !e.problem.empty()) why = e.problem;
+  }
+  if (why.empty() && cubins.empty()) return std::nullopt;  // an empty container: nothing to check
+  if (why.empty()) {
+    std::string archs;
+    for (uint32_t a : cubins) archs += (archs.empty() ? "sm_" : ", sm_") + std::to_string(a);
+    why = fmt::format("it holds cubins ({}) and no PTX for this GPU; build with "
+                      "-gencode arch=compute_{}a,code=[sm_{}a,compute_{}a] to have them checked",
+                      archs, cc ? cc : 90, cc ? cc : 90, cc ? cc : 90);
+  }
+  check_say_once("kernels of a fatbin are loaded as they are, not checked: " + why);
+  return std::nullopt;
+}
+
+// Only a module that uses the bulk-copy engine is worth instrumenting from a fatbin (the
+// runtime loads every fatbin of the program and its libraries).
+bool uses_bulk_copies(std::string_view ptx) {
+  return ptx.find("cp.async.bulk") != std::string_view::npos || ptx.find("mbarrier") != std::string_view::npos ||
+         ptx.find("cp.reduce.async.bulk") != std::string_view::npos || ptx.find("tensormap") != std::string_view::npos;
 }
 
 }  // namespace
@@ -156,7 +188,13 @@ void check_say_once(const std::string& text) {
 
 int check_module_load(void** handle, const void* image, ModuleKind kind, const std::function<int(const void*)>& load) {
   std::string_view text;
-  if (!is_ptx(image, text)) {
+  std::optional<std::string> from_fatbin;  // an nvcc fatbin's PTX, instrumented in its place
+  if (is_fatbin(image)) {
+    from_fatbin = fatbin_ptx(image);
+    if (from_fatbin && uses_bulk_copies(*from_fatbin)) text = *from_fatbin;
+    else from_fatbin.reset();
+  }
+  if (!from_fatbin && !is_ptx(image, text)) {
     const int r = load(image);
     if (r == abi::kSuccess && handle != nullptr) find_by_module_id(*handle, kind);
     return r;
@@ -179,7 +217,7 @@ int check_module_load(void** handle, const void* image, ModuleKind kind, const s
     }
     return r;
   }
-  const std::string name = fmt::format("module-{}.ptx", registry().modules_seen++);
+  const std::string name = fmt::format("{}-{}.ptx", from_fatbin ? "fatbin" : "module", registry().modules_seen++);
   instrument::Result res;
   try {
     res = instrument::instrument_module(text, name, instrument::OpSet::all);
@@ -198,9 +236,18 @@ int check_module_load(void** handle, const void* image, ModuleKind kind, const s
     return load(image);
   }
   if (res.sites.empty()) return load(image);  // nothing to trace: the original, untouched
-  const int r = load(res.text.c_str());
+  // The text stays alive with its module: a library may keep reading it (CU_LIBRARY_BINARY_IS_PRESERVED).
+  auto kept = std::make_shared<CheckModule>();
+  kept->ptx = std::move(res.text);
+  const int r = load(kept->ptx.c_str());
   if (r == abi::kSuccess) {
-    remember_module(*handle, kind, res, "PTX image");
+    kept->kind = kind;
+    kept->handle = *handle;
+    kept->sites_json = instrument::sites_json(res.sites);
+    kept->origin = from_fatbin ? "fatbin PTX" : "PTX image";
+    Registry& reg = registry();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    reg.modules[*handle] = std::move(kept);
     return r;
   }
   check_say(fmt::format("the driver refused the instrumented {} ({}); loading the original", name,

@@ -102,10 +102,15 @@ void substitute(const char* symbol, int version, uint64_t flags, void** pfn) {
   if (symbol == nullptr || pfn == nullptr || *pfn == nullptr) return;
   const int s = slot_of(symbol);
   if (s < 0) return;
-  const auto slot = static_cast<Slot>(s);
-  // tmakit check leaves the per-thread-default-stream variants (_ptsz) alone (docs/check.md).
+  auto slot = static_cast<Slot>(s);
+  // With the per-thread-default-stream flag the driver answers a launch with its _ptsz variant:
+  // that one is remembered and gets its own hook (tmakit check, docs/check.md).
   constexpr uint64_t kPerThreadDefaultStream = 2;  // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
-  if (slot > Slot::get_error_name && (flags & kPerThreadDefaultStream) != 0) return;
+  if ((flags & kPerThreadDefaultStream) != 0) {
+    if (slot == Slot::launch_kernel) slot = Slot::launch_kernel_ptsz;
+    else if (slot == Slot::launch_kernel_ex) slot = Slot::launch_kernel_ex_ptsz;
+    else if (slot == Slot::launch_cooperative) slot = Slot::launch_cooperative_ptsz;
+  }
   if (slot == Slot::get_proc_address_v1 || slot == Slot::get_proc_address_v2) {
     // "cuGetProcAddress" for CUDA 12.0 and later is the _v2 ABI (cudaTypedefs.h).
     const bool v2 = slot == Slot::get_proc_address_v2 || version >= 12000;

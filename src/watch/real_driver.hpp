@@ -18,12 +18,17 @@ DlsymFn real_dlsym();
 enum class Slot : int { encode_tiled, encode_im2col, encode_im2col_wide, replace_address, get_proc_address_v1,
                         get_proc_address_v2, get_error_name, module_load_data, module_load_data_ex,
                         library_load_data, link_add_data, link_add_data_v2, module_get_function,
-                        library_get_kernel, kernel_get_function, launch_kernel, launch_kernel_ex, count };
+                        library_get_kernel, kernel_get_function, launch_kernel, launch_kernel_ex,
+                        module_load_fat_binary, launch_kernel_ptsz, launch_kernel_ex_ptsz,
+                        launch_cooperative, launch_cooperative_ptsz, count };
 inline constexpr const char* kSlotSymbol[] = {
     "cuTensorMapEncodeTiled", "cuTensorMapEncodeIm2col", "cuTensorMapEncodeIm2colWide", "cuTensorMapReplaceAddress",
     "cuGetProcAddress", "cuGetProcAddress_v2", "cuGetErrorName", "cuModuleLoadData", "cuModuleLoadDataEx",
     "cuLibraryLoadData", "cuLinkAddData", "cuLinkAddData_v2", "cuModuleGetFunction", "cuLibraryGetKernel",
-    "cuKernelGetFunction", "cuLaunchKernel", "cuLaunchKernelEx"};
+    "cuKernelGetFunction", "cuLaunchKernel", "cuLaunchKernelEx",
+    "cuModuleLoadFatBinary", "cuLaunchKernel_ptsz", "cuLaunchKernelEx_ptsz", "cuLaunchCooperativeKernel",
+    "cuLaunchCooperativeKernel_ptsz"
+};
 static_assert(std::size(kSlotSymbol) == static_cast<size_t>(Slot::count));
 
 // tmakit check's slots (check_hooks.cpp): the slot of a symbol, -1 when it is none of them or

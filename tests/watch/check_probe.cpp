@@ -1,16 +1,16 @@
 // A program that loads a module and launches one of its kernels the ways real programs reach
 // the driver, for the `tmakit check` tests (test_check_hooks.cpp, on the stand-in libcuda).
 //
-//   check_probe ROUTE FILE KERNEL [plain|ex] [LOADS]
+//   check_probe ROUTE FILE KERNEL [plain|ex|ptsz|coop] [LOADS]
 // ROUTE: how the driver's functions are reached, and how the module is loaded:
 //   linked  (libcuda's exported symbols; cuModuleLoadData)   dlsym (dlopen + dlsym, as Triton)
 //   gpa     (cuGetProcAddress_v2 from dlsym)                  runtime (cuGetProcAddress asked for itself:
 //                                                              cudaGetDriverEntryPoint's way)
 //   library (cuLibraryLoadData, cuLibraryGetKernel, cuKernelGetFunction)
 //   link    (cuLinkCreate/AddData(PTX)/Complete, then cuModuleLoadData of the result)
-//   ex      (cuModuleLoadDataEx)
-// FILE is loaded as it is (PTX text, or a cubin). `ex` launches with cuLaunchKernelEx and a
-// cluster of 2x1x1. LOADS (default 1) loads the module that many times (one launch each).
+//   ex      (cuModuleLoadDataEx)                              fatbin  (cuModuleLoadFatBinary)
+// FILE is loaded as it is (PTX text, a cubin, a fatbin). `ex` launches with cuLaunchKernelEx and
+// a cluster of 2x1x1, `ptsz` with cuLaunchKernel_ptsz, `coop` with cuLaunchCooperativeKernel. LOADS (default 1) loads the module that many times (one launch each).
 // Prints "launch R sync S" per launch; exit 0 when every sync succeeded, 3 otherwise.
 #include <dlfcn.h>
 
@@ -43,6 +43,11 @@ abi::CUresult cuLinkComplete(void*, void**, size_t*);
 abi::CUresult cuLaunchKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
                              void**, void**);
 abi::CUresult cuLaunchKernelEx(const abi::LaunchConfig*, void*, void**, void**);
+abi::CUresult cuLaunchKernel_ptsz(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
+                                  void**, void**);
+abi::CUresult cuLaunchCooperativeKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                        void*, void**);
+abi::CUresult cuModuleLoadFatBinary(void**, const void*);
 }
 
 namespace {
@@ -73,7 +78,7 @@ void set(Fn& slot, void* p, const char* name) {
 // The hooked functions, reached the way ROUTE says.
 Driver driver_for(const std::string& route) {
   Driver d;
-  if (route == "linked" || route == "library" || route == "link" || route == "ex") return d;
+  if (route == "linked" || route == "library" || route == "link" || route == "ex" || route == "fatbin") return d;
   void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) die("no libcuda.so.1");
   std::function<void*(const char*)> find;
@@ -135,6 +140,8 @@ void* function_for(const std::string& route, const Driver& d, const std::string&
     check(d.load(&m, cubin), "cuModuleLoadData (linked cubin)");
   } else if (route == "ex") {
     check(d.load_ex(&m, image.c_str(), 0, nullptr, nullptr), "cuModuleLoadDataEx");
+  } else if (route == "fatbin") {
+    check(cuModuleLoadFatBinary(&m, image.data()), "cuModuleLoadFatBinary");
   } else {
     check(d.load(&m, image.c_str()), "cuModuleLoadData");
   }
@@ -145,10 +152,11 @@ void* function_for(const std::string& route, const Driver& d, const std::string&
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4) die("usage: check_probe ROUTE FILE KERNEL [plain|ex] [LOADS]");
+  if (argc < 4) die("usage: check_probe ROUTE FILE KERNEL [plain|ex|ptsz|coop] [LOADS]");
   const std::string route = argv[1];
   const std::string image = read_file(argv[2]);
-  const bool ex = argc > 4 && std::string(argv[4]) == "ex";
+  const std::string how = argc > 4 ? argv[4] : "plain";
+  const bool ex = how == "ex";
   const int loads = argc > 5 ? std::atoi(argv[5]) : 1;
   void* ctx = nullptr;
   check(cuInit(0), "cuInit");
@@ -165,6 +173,10 @@ int main(int argc, char** argv) {
       cluster.value.cluster_dim = {2, 1, 1};
       abi::LaunchConfig config{2, 1, 1, 128, 1, 1, 1024, nullptr, &cluster, 1};
       launched = d.launch_ex(&config, f, nullptr, nullptr);
+    } else if (how == "ptsz") {
+      launched = cuLaunchKernel_ptsz(f, 4, 1, 1, 128, 1, 1, 0, nullptr, nullptr, nullptr);
+    } else if (how == "coop") {
+      launched = cuLaunchCooperativeKernel(f, 4, 1, 1, 128, 1, 1, 0, nullptr, nullptr);
     } else {
       launched = d.launch(f, 4, 1, 1, 128, 1, 1, 0, nullptr, nullptr, nullptr);
     }

@@ -71,6 +71,12 @@ bool image_text(const void* image, std::string& text) {
 abi::CUresult load(void** out, const void* image) {
   if (g_sticky) return g_sticky;
   std::string text;
+  // A fatbin (nvcc's container) loads as a module whose kernels the stand-in does not know.
+  if (out != nullptr && image != nullptr && std::memcmp(image, "\x50\xed\x55\xba", 4) == 0) {
+    if (std::string f = env("TMAKIT_STAND_IN_LOADED"); !f.empty()) std::ofstream(f, std::ios::app) << "<fatbin>" << '\0';
+    *out = new Module{""};
+    return 0;
+  }
   if (out == nullptr || !image_text(image, text)) return kInvalidImage;
   auto* m = new Module{text};
   if (size_t at = text.find("__tmakit_module_id = "); at != std::string::npos)
@@ -194,6 +200,18 @@ STAND_IN abi::CUresult cuLaunchKernel(void* f, unsigned, unsigned, unsigned, uns
 STAND_IN abi::CUresult cuLaunchKernelEx(const abi::LaunchConfig* config, void* f, void**, void**) {
   return config == nullptr ? abi::kInvalidValue : launch(f);
 }
+// The per-thread-default-stream and cooperative launches: the same kernel run.
+STAND_IN abi::CUresult cuLaunchKernel_ptsz(void* f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                           unsigned, void*, void**, void**) {
+  return launch(f);
+}
+STAND_IN abi::CUresult cuLaunchCooperativeKernel(void* f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                                 unsigned, void*, void**) {
+  return launch(f);
+}
+STAND_IN abi::CUresult cuModuleLoadFatBinary(void** m, const void* fat) {
+  return fat != nullptr && std::memcmp(fat, "\x50\xed\x55\xba", 4) == 0 ? load(m, fat) : kInvalidImage;
+}
 
 STAND_IN abi::CUresult cuMemHostAlloc(void** p, size_t bytes, unsigned) {
   if (g_sticky) return g_sticky;
@@ -248,6 +266,8 @@ extern "C" void* tmakit_stand_in_check_proc(const char* symbol) {
       E("cuKernelGetFunction", cuKernelGetFunction), E("cuLinkCreate", cuLinkCreate_v2),
       E("cuLinkAddData", cuLinkAddData_v2), E("cuLinkComplete", cuLinkComplete), E("cuLinkDestroy", cuLinkDestroy),
       E("cuLaunchKernel", cuLaunchKernel), E("cuLaunchKernelEx", cuLaunchKernelEx),
+      E("cuLaunchKernel_ptsz", cuLaunchKernel_ptsz), E("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel),
+      E("cuModuleLoadFatBinary", cuModuleLoadFatBinary),
       E("cuMemHostAlloc", cuMemHostAlloc), E("cuMemHostGetDevicePointer", cuMemHostGetDevicePointer_v2),
       E("cuMemFreeHost", cuMemFreeHost), E("cuMemcpyHtoD", cuMemcpyHtoD_v2), E("cuMemcpyDtoH", cuMemcpyDtoH_v2),
       E("cuEventCreate", cuEventCreate), E("cuEventRecord", cuEventRecord), E("cuEventQuery", cuEventQuery),

@@ -269,6 +269,53 @@ TEST_F(CheckHooks, CubinWithoutModuleIdRunsUnchecked) {
   EXPECT_NE(r.err.find("no instrumented kernel was launched"), std::string::npos) << r.err;
 }
 
+// nvcc's fatbins (tests/watch/fatbin/: the toolkit's fatbinary over kModule): the PTX inside is
+// instrumented and loaded in the fatbin's place, through every loader the runtime may use.
+TEST_F(CheckHooks, FatbinPtxIsInstrumentedAndLoadedInItsPlace) {
+  const std::string dir = std::string(TMAKIT_SOURCE_DIR) + "/tests/watch/fatbin/";
+  std::string first;
+  for (const std::string kind : {"zstd", "plain"})
+    for (const std::string route : {"linked", "library", "fatbin"}) {
+      SCOPED_TRACE(kind + " " + route);
+      fs::remove_all(dir_ / "saved");
+      Outcome r = run(checked(), route + " " + dir + "debug_wait." + kind + ".fatbin " + kKernel);
+      EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+      EXPECT_EQ(r.out, "launch 0 sync 0\n");
+      auto images = loaded();
+      ASSERT_EQ(images.size(), 1u);
+      EXPECT_NE(images[0].find("__tmakit_trace"), std::string::npos);  // instrumented PTX, not the fatbin
+      EXPECT_NE(images[0].find(".visible .entry " + kKernel), std::string::npos);
+      if (first.empty()) first = images[0];
+      EXPECT_EQ(images[0], first);  // the compressed and the plain PTX are the same text
+      EXPECT_EQ(meta()["records"], inst_.sites.size());
+      EXPECT_NE(r.err.find("tmakit check: 1 launch checked (1 completed"), std::string::npos) << r.err;
+    }
+}
+
+TEST_F(CheckHooks, FatbinWithoutPtxIsLoadedAsItIsAndSaid) {
+  const std::string fatbin = std::string(TMAKIT_SOURCE_DIR) + "/tests/watch/fatbin/debug_wait.cubin.fatbin";
+  Outcome r = run(checked(), "linked " + fatbin + " " + kKernel);
+  auto images = loaded();
+  ASSERT_EQ(images.size(), 1u);
+  EXPECT_EQ(images[0], "<fatbin>");  // the stand-in was handed the fatbin itself
+  EXPECT_EQ(count(r.err, "kernels of a fatbin are loaded as they are, not checked: it holds cubins (sm_90) and no "
+                         "PTX for this GPU; build with -gencode arch=compute_90a,code=[sm_90a,compute_90a]"),
+            1u)
+      << r.err;
+}
+
+TEST_F(CheckHooks, PerThreadStreamAndCooperativeLaunchesAreChecked) {
+  for (const std::string how : {"ptsz", "coop"}) {
+    SCOPED_TRACE(how);
+    fs::remove_all(dir_ / "saved");
+    Outcome r = run(checked(), "linked " + kModule + " " + kKernel + " " + how);
+    EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    EXPECT_EQ(r.out, "launch 0 sync 0\n");
+    EXPECT_EQ(meta()["records"], inst_.sites.size());
+    EXPECT_EQ(meta()["grid"], json::parse("[4,1,1]"));
+  }
+}
+
 TEST(CheckRun, UnusableInput) {
   auto status_of = [](const std::string& args, std::string* err) {
     const fs::path e = fs::temp_directory_path() / ("tmakit-check-cli-" + std::to_string(getpid()));
