@@ -11,13 +11,17 @@
 #                                    `tmakit check`. Log in $OUT/log.txt, everything in
 #                                    $OUT/check-device.tar.xz. CHECK_PARTS picks sections:
 #                                    "seeded checked overhead triton". Well under 8 minutes.
+#                                    "triton-mutants": tests/gpu/check/triton_mutants.py all (each mutant
+#                                    plain and under tmakit check --timeout 3; traces in the tar).
+#   scripts/check-device.sh unpack-mutants DIR   here: the mutants' traces -> tests/vectors/check/triton-<name>/.
 #   scripts/check-device.sh unpack DIR   here: DIR's self-captured traces -> tests/vectors/check/<case>/
 #                                    (and <case>.clean/), each with its expect.json (cases.json's rules
 #                                    at the marked lines of seeded_kernels.cu, and what the H100 did).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-C=$ROOT/.gpubuild/check
+# CHECK_BIN_DIR: where build puts the binaries and device reads them (default .gpubuild/check).
+C=${CHECK_BIN_DIR:-$ROOT/.gpubuild/check}
 
 build() {
   local b=${BUILD_DIR:-$ROOT/build}
@@ -90,6 +94,14 @@ device() {
       fi
     done
   fi
+  if [[ $parts == *" triton-mutants "* ]] && [ -x "$C/tmakit" ]; then
+    echo "== Triton mutants (tests/gpu/check/triton_mutants.py)"
+    local mt; mt=$(mktemp -d)
+    timeout -k 5 220 python3 "$ROOT/tests/gpu/check/triton_mutants.py" all --tmakit "$C" --out "$mt" 2>&1
+    echo "   exit $?"
+    mkdir -p "$out/checked/triton-mutants" && cp -r "$mt"/. "$out/checked/triton-mutants/"
+    rm -rf "$mt"
+  fi
   echo "device half took $((SECONDS - start)) s"
   tar -C "$out" -cJf "$out/check-device.tar.xz" traces checked log.txt
   rm -rf "$out/traces" "$out/checked"
@@ -147,9 +159,42 @@ EOF
   du -sh "$ROOT/tests/vectors/check"
 }
 
+# DIR: what `device` left with the triton-mutants part: each mutant's saved launch, unpacked as
+# tests/vectors/check/triton-<name>/ with expect.json (the script's expected rules at its marked
+# lines, for the outcome recorded) and what the H100 did, plain and under check (summary.json).
+unpack_mutants() {
+  local from=$1 tmp; tmp=$(mktemp -d)
+  if [ -f "$from/check-device.tar.xz" ]; then tar -C "$tmp" -xJf "$from/check-device.tar.xz"; else cp -r "$from"/. "$tmp/"; fi
+  python3 - "$tmp/checked/triton-mutants" "$ROOT" <<'EOF'
+import json, os, shutil, sys
+src, root = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(root, "tests/gpu/check"))
+import triton_mutants as tm
+summary = {r["mutant"]: r for r in json.load(open(os.path.join(src, "summary.json")))}
+for name, r in summary.items():
+    d = os.path.join(src, "checked", name, "launch-0")
+    if not os.path.isfile(os.path.join(d, "meta.json")):
+        print("skipped (no trace):", name); continue
+    meta = json.load(open(os.path.join(d, "meta.json")))
+    plain = "; ".join(r["plain"]["observed"][-1:]) or "exit %d" % r["plain"]["exit"]
+    expect = {"hardware": "the H100, Triton 3.6, tests/gpu/check/triton_mutants.py %s: plain (64 CTAs): %s (exit %d); "
+                          "under tmakit check (1 CTA): %s, exit %d" % (name, plain, r["plain"]["exit"], meta["outcome"], r["checked"]["exit"]),
+              "mutation": r["what"], "outcome": meta["outcome"], "clean": name.startswith("clean-"),
+              "diagnoses": tm.expected(name, meta["outcome"])}
+    out = os.path.join(root, "tests/vectors/check", "triton-" + name)
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(d, out)
+    if os.path.exists(os.path.join(out, "module.ptx")): os.remove(os.path.join(out, "module.ptx"))
+    json.dump(expect, open(os.path.join(out, "expect.json"), "w"), indent=1)
+    print(name, meta["outcome"], [(w["rule"], w["line"]) for w in expect["diagnoses"]])
+EOF
+  rm -rf "$tmp"
+}
+
 case "${1:-}" in
   build) build ;;
+  unpack-mutants) unpack_mutants "$2" ;;
   device) device ;;
   unpack) unpack "$2" ;;
-  *) echo "usage: $0 build | device | unpack DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 build | device | unpack DIR | unpack-mutants DIR" >&2; exit 2 ;;
 esac
