@@ -10,7 +10,7 @@
 #                                    Triton TMA kernel (host and device descriptors) plain and under
 #                                    `tmakit check`. Log in $OUT/log.txt, everything in
 #                                    $OUT/check-device.tar.xz. CHECK_PARTS picks sections:
-#                                    "seeded checked overhead triton". Well under 8 minutes.
+#                                    "seeded checked overhead triton triton-mutants". Well under 8 minutes.
 #                                    "triton-mutants": tests/gpu/check/triton_mutants.py all (each mutant
 #                                    plain and under tmakit check --timeout 3; traces in the tar).
 #   scripts/check-device.sh unpack-mutants DIR   here: the mutants' traces -> tests/vectors/check/triton-<name>/.
@@ -63,7 +63,7 @@ device() {
   local out=${OUT:-$ROOT/check-out}
   rm -rf "$out/traces" "$out/checked" && mkdir -p "$out/traces" "$out/checked"
   exec > >(tee "$out/log.txt") 2>&1
-  local start=$SECONDS parts=" ${CHECK_PARTS:-seeded checked overhead triton} "
+  local start=$SECONDS parts=" ${CHECK_PARTS:-seeded checked overhead triton triton-mutants} "
   date -u
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
   export LD_LIBRARY_PATH=$C${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
