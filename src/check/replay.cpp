@@ -31,7 +31,11 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
   if (t.meta.next && *t.meta.next > t.meta.capacity)
     report.notes.push_back(std::to_string(*t.meta.next - t.meta.capacity) +
                            " records were dropped past the trace's capacity of " + std::to_string(t.meta.capacity) +
-                           ": the replay sees only the first ones, so waits may look unsatisfied");
+                           ": the replay sees only the first ones" +
+                           (t.meta.outcome == "timeout" ? std::string(", so waits may look unsatisfied")
+                                                        : std::string(", so no end-of-program check (unbalanced "
+                                                                      "transaction counts, deadlocks) is made")) +
+                           " (tmakit check --capacity raises it)");
   report.clusters = static_cast<int>(clusters.size());
   detail::FindingSink sink(t);
   for (auto& [id, records] : clusters) {

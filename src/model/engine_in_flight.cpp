@@ -9,6 +9,21 @@
 
 namespace tmakit::model {
 
+bool Engine::Range::overlaps(const Range& o) const {
+  if (space != o.space || (space == shared && cta != o.cta) || begin >= o.end || o.begin >= end) return false;
+  if (!spans && !o.spans) return true;
+  // Walk both span lists (a range without spans is one span) for a common byte.
+  const std::vector<std::pair<uint64_t, uint64_t>> whole_a{{begin, end}}, whole_b{{o.begin, o.end}};
+  const auto& a = spans ? *spans : whole_a;
+  const auto& b = o.spans ? *o.spans : whole_b;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    if (a[i].first < b[j].second && b[j].first < a[i].second) return true;
+    if (a[i].second <= b[j].second) ++i;
+    else ++j;
+  }
+  return false;
+}
+
 Engine::ThreadState& Engine::thread_state(int cta, int thread) { return threads_[thread_index(cta, thread)]; }
 
 int Engine::thread_index(int cta, int thread) {

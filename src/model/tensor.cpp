@@ -128,6 +128,14 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
   auto [glo, ghi] = im2col ? im2col_global_extent(map, coords, info)
                     : four   ? gather4_global_extent(map, coords)
                              : global_extent(map, coords);
+  // A tiled box's rows: boxes side by side share their bounding range but no byte.
+  auto global_range = [&] {
+    Range r{Range::global, 0, glo, ghi};
+    if (!im2col && !four)
+      if (auto spans = tile_global_spans(map, coords))
+        r.spans = std::make_shared<const std::vector<std::pair<uint64_t, uint64_t>>>(std::move(*spans));
+    return r;
+  };
 
   if (kind == spec::Op::tensor_load) {
     const Landing land = landing(inst, cta, inst.sel.get("dst") == ".shared::cta", "tensor.mbar-cta", where);
@@ -147,7 +155,7 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
                  std::to_string(d) + (to != d ? "'s peer CTA " + std::to_string(to) + " (§10.2)" : "") + " (§8.1)",
              where);
     }
-    if (ghi > glo) op.reads = {{Range::global, 0, glo, ghi}};
+    if (ghi > glo) op.reads = {global_range()};
     op.write = [this, map, coords, dests, dst, im2col, info, four] {
       for (int d : dests) {
         if (im2col) im2col_load(map, coords, info, global_, smem_[d].span(), dst);
@@ -181,7 +189,7 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
   const uint32_t base = src & ~1023u;
   auto captured = std::make_shared<std::vector<uint8_t>>();
   op.reads = {{Range::shared, cta, src, src + footprint}};
-  if (ghi > glo) op.writes = {{Range::global, 0, glo, ghi}};
+  if (ghi > glo) op.writes = {global_range()};
   op.read = [this, captured, cta, base, src, footprint] {
     captured->assign(smem_[cta].bytes.begin() + base, smem_[cta].bytes.begin() + src + footprint);
   };

@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+
+#include "tmakit/model/tile.hpp"
 
 #include "tmakit/diag.hpp"
 #include "tmakit/model/numerics.hpp"
@@ -133,3 +136,51 @@ std::string hex(u128 a) {
 }
 
 }  // namespace tmakit::model::tile_walk
+
+namespace tmakit::model {
+
+std::optional<std::vector<std::pair<uint64_t, uint64_t>>> tile_global_spans(const tensor_map::TensorMap& m,
+                                                                           std::span<const int32_t> c,
+                                                                           size_t max_rows) {
+  using tile_walk::in_bounds_k;
+  const int eb = tile_walk::element_size(m.data_type);
+  if (m.encode != tensor_map::Encode::tiled || m.interleave != tensor_map::Interleave::none || eb == 0 ||
+      m.rank < 1 || m.rank > tensor_map::kMaxRank || c.size() != size_t(m.rank))
+    return std::nullopt;
+  // Per dimension: the in-bound k range (§2.1 items 2-3); dimension 0 is one contiguous run (E0 = 1).
+  std::array<uint32_t, 5> lo{}, hi{}, e{};
+  size_t rows = 1;
+  for (int i = 0; i < m.rank; ++i) {
+    e[i] = i == 0 ? 1 : m.element_strides[i];
+    const uint32_t n = (m.box[i] + e[i] - 1) / e[i];
+    std::tie(lo[i], hi[i]) = in_bounds_k(c[i], e[i], m.dims[i], n);
+    if (lo[i] >= hi[i]) return std::vector<std::pair<uint64_t, uint64_t>>{};
+    if (i) rows *= hi[i] - lo[i];
+    if (rows > max_rows) return std::nullopt;
+  }
+  const uint64_t first = uint64_t(c[0] + int64_t(lo[0])) * uint64_t(eb), last = uint64_t(c[0] + int64_t(hi[0])) * uint64_t(eb);
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  spans.reserve(rows);
+  std::array<uint32_t, 5> k = lo;
+  for (;;) {
+    uint64_t base = m.global_address;
+    for (int i = 1; i < m.rank; ++i) base += uint64_t(c[i] + int64_t(k[i]) * e[i]) * m.strides[i - 1];
+    spans.emplace_back((base + first) & ~15ull, (base + last + 15) & ~15ull);
+    int i = 1;
+    for (; i < m.rank; ++i) {
+      if (++k[i] < hi[i]) break;
+      k[i] = lo[i];
+    }
+    if (i >= m.rank) break;
+  }
+  std::sort(spans.begin(), spans.end());
+  size_t out = 0;
+  for (const auto& s : spans) {  // merge touching and overlapping rows
+    if (out && s.first <= spans[out - 1].second) spans[out - 1].second = std::max(spans[out - 1].second, s.second);
+    else spans[out++] = s;
+  }
+  spans.resize(out);
+  return spans;
+}
+
+}  // namespace tmakit::model

@@ -12,14 +12,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
-#include <map>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <nlohmann/json.hpp>
+#include <map>
+#include <optional>
 #include <sstream>
+#include <string_view>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "check_abi.hpp"
 #include "check_state.hpp"
@@ -178,6 +183,33 @@ std::mutex& launch_mutex() {
   return *m;
 }
 
+// The cluster shape an entry declares (`.reqnctapercluster X, Y, Z` between `.entry NAME` and
+// its body), or nullopt.
+std::optional<std::array<unsigned, 3>> required_cluster(std::string_view ptx, const std::string& entry) {
+  size_t at = 0;
+  for (;;) {  // the entry's own declaration: ".entry NAME" followed by '(' or space
+    at = ptx.find(".entry " + entry, at);
+    if (at == std::string_view::npos) return std::nullopt;
+    const size_t after = at + 7 + entry.size();
+    if (after < ptx.size() && (ptx[after] == '(' || ptx[after] == ' ' || ptx[after] == '\n' || ptx[after] == '\t')) break;
+    at = after;
+  }
+  const size_t body = ptx.find('{', at);
+  const size_t req = ptx.find(".reqnctapercluster", at);
+  if (req == std::string_view::npos || req > body) return std::nullopt;
+  std::array<unsigned, 3> c{1, 1, 1};
+  const char* p = ptx.data() + req + 18;
+  for (int i = 0; i < 3; ++i) {
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(p, &end, 10);
+    if (end == p || v == 0 || v > 16) break;
+    c[i] = static_cast<unsigned>(v);
+    p = end;
+    while (*p == ' ' || *p == ',') ++p;
+  }
+  return c;
+}
+
 }  // namespace
 
 int check_launch(void* function, const LaunchShape& shape, const std::function<int()>& launch) {
@@ -213,6 +245,10 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
   info.kernel = fn->name;
   for (int i = 0; i < 3; ++i)
     info.grid[i] = shape.grid[i], info.block[i] = shape.block[i], info.cluster[i] = shape.cluster[i];
+  // A launch that names no cluster shape runs the kernel's own (__cluster_dims__: PTX's
+  // .reqnctapercluster), which the launch does not carry.
+  if (shape.cluster[0] * shape.cluster[1] * shape.cluster[2] == 1)
+    if (auto c = required_cluster(mod.ptx, fn->name)) std::copy(c->begin(), c->end(), info.cluster);
   info.dynamic_smem = shape.dynamic_smem;
   info.target = std::getenv(kEnvTarget) ? std::getenv(kEnvTarget) : "sm_90a";
   const int launched = launch();

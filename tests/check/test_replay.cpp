@@ -432,6 +432,25 @@ TEST(CheckReplay, MemoryPastTheBudgetIsLeftOutAndSaid) {
   EXPECT_EQ(whole.findings[0].line, kArriveTx);  // at the instruction that armed the barrier
 }
 
+// Records dropped past the capacity: for a kernel that completed, the copy that completed a
+// barrier may be among them, so the end of the trace says nothing (the bench suite's copy and
+// transpose kernels on the H100 filled the buffer and were reported unbalanced before).
+TEST(CheckReplay, ACompletedKernelWhoseRecordsWereDroppedHasNoEndOfProgramFindings) {
+  Trace t;
+  t.rec(kInit, 0, 0, {{"addr", {kBar}}, {"count", {1}}});
+  t.rec(kArriveTx, 0, 0, {{"state", {0}}, {"addr", {kBar}}, {"txCount", {8192}}});
+  t.meta()["capacity"] = 2;
+  t.meta()["next"] = 5;  // three records past the capacity: the copies among them
+  auto r = t.replay();
+  EXPECT_TRUE(r.findings.empty()) << tmakit::check::to_text(r);
+  const std::string text = tmakit::check::to_text(r);
+  EXPECT_NE(text.find("3 records were dropped past the trace's capacity of 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("no end-of-program check"), std::string::npos) << text;
+  t.meta()["capacity"] = 5;  // the same records, none dropped: the barrier is unbalanced
+  t.meta()["next"] = 2;
+  EXPECT_EQ(rules(t.replay()), std::vector<std::string>{"model.tx-mismatch"});
+}
+
 // A finding with no instruction to stand at (a barrier that no instruction armed ends
 // unbalanced) is placed at the kernel: "KERNEL: error: ... [rule]".
 TEST(CheckReplay, AFindingWithoutASiteIsPlacedAtTheKernel) {

@@ -316,6 +316,18 @@ TEST_F(CheckHooks, PerThreadStreamAndCooperativeLaunchesAreChecked) {
   }
 }
 
+// A kernel with __cluster_dims__ (PTX .reqnctapercluster) launched with no cluster attribute
+// runs in clusters all the same: the trace says so (the bench suite's multicast kernels).
+TEST_F(CheckHooks, TheKernelsOwnClusterShapeIsTheLaunchs) {
+  const std::string module = std::string(TMAKIT_SOURCE_DIR) + "/tests/corpus/nvcc/multicast.sm_90a.ptx";
+  const std::string kernel =
+      "_ZN5bench45_GLOBAL__N__a67abf1d_12_multicast_cu_7aeb2a1210mcast_feedILi2ELi0ELi6EEEvN6tmakit6device9MapHandleEjPhPji";
+  Outcome r = run(checked(), "linked " + module + " " + kernel);
+  EXPECT_EQ(r.out, "launch 0 sync 0\n") << r.err;
+  EXPECT_EQ(meta()["cluster"], json::parse("[2,1,1]"));
+  EXPECT_EQ(meta()["grid"], json::parse("[4,1,1]"));
+}
+
 TEST(CheckRun, UnusableInput) {
   auto status_of = [](const std::string& args, std::string* err) {
     const fs::path e = fs::temp_directory_path() / ("tmakit-check-cli-" + std::to_string(getpid()));

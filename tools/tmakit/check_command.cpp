@@ -29,6 +29,7 @@ namespace fs = std::filesystem;
 struct CheckOptions {
   double timeout = 10;
   uint64_t launches = 0;  // checked launches per kernel; 0: all
+  uint64_t capacity = 1 << 18;  // records in the trace buffer (128 bytes each)
   std::string log, save_trace, replay, target = "sm_90a";
   bool quiet = false, json = false;
 };
@@ -153,6 +154,7 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
   setenv("TMAKIT_CHECK_DIR", run_dir.c_str(), 1);
   setenv("TMAKIT_CHECK_TIMEOUT", fmt::format("{}", o.timeout).c_str(), 1);
   setenv("TMAKIT_CHECK_LAUNCHES", std::to_string(o.launches).c_str(), 1);
+  setenv("TMAKIT_CHECK_CAPACITY", std::to_string(o.capacity).c_str(), 1);
   setenv("TMAKIT_CHECK_CLI", fs::read_symlink("/proc/self/exe", ec).c_str(), 1);
   setenv("TMAKIT_CHECK_PARENT_PID", std::to_string(getpid()).c_str(), 1);
   set_ptxas_wrapper_environment(run_dir);
@@ -197,7 +199,7 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
 }  // namespace
 
 void split_check_command(std::vector<char*>& args) {
-  if (auto command = split_command_after_dashes(args, {"--timeout", "--launches", "--log", "--save-trace", "--replay", "--target"}))
+  if (auto command = split_command_after_dashes(args, {"--timeout", "--launches", "--capacity", "--log", "--save-trace", "--replay", "--target"}))
     separated_command() = std::move(command);
 }
 
@@ -209,6 +211,10 @@ void add_check_command(CLI::App& app, int& status) {
   cmd->add_option("--timeout", o->timeout, "seconds a launch may run before it counts as hung (default 10)");
   cmd->add_option("--launches", o->launches,
                   "check the first N launches of each kernel; later ones run unchecked (default 0: all)");
+  cmd->add_option("--capacity", o->capacity,
+                  "records the trace buffer holds (128 bytes each, host memory; default 262144 = 32 MiB); records "
+                  "past it are counted, not kept")
+      ->check(CLI::Range(uint64_t{1024}, uint64_t{1} << 26));
   cmd->add_option("--log", o->log, "also keep the watch log of tensor-map calls in FILE (JSON Lines)");
   cmd->add_option("--save-trace", o->save_trace, "keep each launch's trace in DIR/launch-<n>/");
   cmd->add_flag("--quiet", o->quiet, "no watch warnings; no summary when nothing was found");

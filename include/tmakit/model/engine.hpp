@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -77,9 +78,10 @@ class Engine {
     enum Space { shared, global } space;
     int cta;  // shared only
     uint64_t begin, end;
-    bool overlaps(const Range& o) const {
-      return space == o.space && (space == global || cta == o.cta) && begin < o.end && o.begin < end;
-    }
+    // The bytes of [begin, end) the operation really touches where that is less (a tiled
+    // box's rows, tile_global_spans): sorted, disjoint; null = all of them.
+    std::shared_ptr<const std::vector<std::pair<uint64_t, uint64_t>>> spans = nullptr;
+    bool overlaps(const Range& o) const;
   };
   struct BarrierRef {
     int cta;

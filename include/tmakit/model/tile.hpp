@@ -22,7 +22,10 @@
 //   model.reduce-type    tile_reduce on a map type with no reduction type
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "tmakit/model/memory.hpp"
 #include "tmakit/spec/reduction.hpp"
@@ -48,5 +51,14 @@ void tile_store(const tensor_map::TensorMap& map, std::span<const int32_t> coord
 // on the same element set as tile_store (H6 chunk extension included).
 void tile_reduce(const tensor_map::TensorMap& map, std::span<const int32_t> coords, spec::RedOp op,
                  std::span<const uint8_t> cta_smem, uint32_t src_offset, GlobalMemory& g);
+
+// The global bytes a tiled box's in-bound elements occupy, one span per row (widened to whole
+// 16-byte chunks, H6), sorted and merged: what two operations in flight really share (their
+// bounding ranges overlap whenever boxes sit side by side). nullopt where the rows are not
+// contiguous runs (interleaved and packed maps) or number more than `max_rows`: use the
+// bounding range then. Empty when no element is in bounds.
+std::optional<std::vector<std::pair<uint64_t, uint64_t>>> tile_global_spans(const tensor_map::TensorMap& map,
+                                                                           std::span<const int32_t> coords,
+                                                                           size_t max_rows = 65536);
 
 }  // namespace tmakit::model
