@@ -1,12 +1,14 @@
 // tmakit check's module registry (check_session.hpp): PTX images instrumented in-process
 // (tmakit::instrument) and loaded in place of the original; modules the ptxas wrapper or a
 // link instrumented found again by their __tmakit_module_id; functions mapped to modules.
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -110,6 +112,14 @@ uint32_t current_cc() {
   return static_cast<uint32_t>(major * 10 + minor);
 }
 
+// The executable itself (dladdr names it by its path, or by "" for the main program on some libcs).
+bool is_main_program(const char* path) {
+  if (path[0] == '\0') return true;
+  std::error_code ec;
+  static const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return std::filesystem::equivalent(path, self, ec);
+}
+
 // The PTX of a fatbin the runtime (or the program) loads, for this GPU; nullopt, said once per
 // reason, when it holds none tmakit can read: the fatbin is then loaded as it is, unchecked.
 std::optional<std::string> fatbin_ptx(const void* image) {
@@ -130,7 +140,15 @@ std::optional<std::string> fatbin_ptx(const void* image) {
                       "-gencode arch=compute_{}a,code=[sm_{}a,compute_{}a] to have them checked",
                       archs, cc ? cc : 90, cc ? cc : 90, cc ? cc : 90);
   }
-  check_say_once("kernels of a fatbin are loaded as they are, not checked: " + why);
+  // Said once for the program's own fatbins, and once in all for those of its libraries (a
+  // PyTorch process loads dozens from libtorch_cuda.so and friends: naming each is noise).
+  Dl_info where{};
+  const bool own = dladdr(image, &where) == 0 || where.dli_fname == nullptr || is_main_program(where.dli_fname);
+  if (own) check_say_once("kernels of a fatbin are loaded as they are, not checked: " + why);
+  else
+    check_say_once(fmt::format("kernels of libraries' fatbins without PTX for this GPU are loaded as they are, not "
+                               "checked (the first: {})",
+                               std::filesystem::path(where.dli_fname).filename().string()));
   return std::nullopt;
 }
 
