@@ -42,6 +42,9 @@ struct Events {
   abi::EventRecord record = reinterpret_cast<abi::EventRecord>(check_driver_proc("cuEventRecord"));
   abi::EventQuery query = reinterpret_cast<abi::EventQuery>(check_driver_proc("cuEventQuery"));
   abi::EventDestroy destroy = reinterpret_cast<abi::EventDestroy>(check_driver_proc("cuEventDestroy"));
+  // Optional: the kernel's time on the GPU, traced (docs/benchmarks.md compares it with plain runs).
+  using EventElapsedTime = int (*)(float* ms, void* start, void* end);
+  EventElapsedTime elapsed = reinterpret_cast<EventElapsedTime>(check_driver_proc("cuEventElapsedTime"));
   bool complete() const { return create && record && query && destroy; }
 };
 
@@ -251,14 +254,20 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
     if (auto c = required_cluster(mod.ptx, fn->name)) std::copy(c->begin(), c->end(), info.cluster);
   info.dynamic_smem = shape.dynamic_smem;
   info.target = std::getenv(kEnvTarget) ? std::getenv(kEnvTarget) : "sm_90a";
+  // Timed from an event just before the launch to one just after it, on the launch's stream.
+  void* before = nullptr;
+  const bool timed = events().elapsed != nullptr && events().create(&before, 0) == abi::kSuccess &&
+                     events().record(before, shape.stream) == abi::kSuccess;
   const int launched = launch();
   const double timeout = env_number(kEnvCheckTimeout, 10);
   int state = launched;
+  std::optional<float> gpu_ms;
   if (launched != abi::kSuccess) {
     info.outcome = "launch_error";
+    if (before != nullptr) events().destroy(before);
   } else {
     void* ev = nullptr;
-    state = events().create(&ev, abi::kEventDisableTiming);
+    state = events().create(&ev, timed ? 0 : abi::kEventDisableTiming);
     if (state == abi::kSuccess) state = events().record(ev, shape.stream);
     const auto start = std::chrono::steady_clock::now();
     auto pause = std::chrono::microseconds(100);
@@ -272,7 +281,10 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
         pause = std::min(pause * 2, std::chrono::microseconds(20000));
       }
     }
+    float ms = 0;
+    if (timed && state == abi::kSuccess && events().elapsed(&ms, before, ev) == abi::kSuccess) gpu_ms = ms;
     if (ev != nullptr && state != abi::kNotReady) events().destroy(ev);
+    if (before != nullptr && state != abi::kNotReady) events().destroy(before);
     info.outcome = state == abi::kSuccess ? "completed" : state == abi::kNotReady ? "timeout" : "fault";
   }
   info.driver_result = check::result_name(check_driver(), state);
@@ -294,13 +306,15 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
   if (info.outcome == "timeout") head += fmt::format(" (not finished after {} s)", timeout);
   if (info.outcome != "completed") head += fmt::format(" ({})", info.driver_result);
   head += fmt::format(", {} records", records.size());
+  if (gpu_ms) head += fmt::format(", {:.3f} ms on the GPU traced", *gpu_ms);
   if (info.outcome == "fault") head += "\n" + last_operation(records, mod.sites_json);
   const ReplayResult replay = run_replay(dir);
   check_say(head + (replay.report.empty() ? "" : "\n" + replay.report) +
             (replay.status < 0 ? "\nthe replay did not run (no tmakit CLI); the trace is in " + dir.string() : ""));
   append_launch_line({{"pid", getpid()}, {"kernel", fn->name}, {"outcome", info.outcome},
                       {"driver_result", info.driver_result}, {"records", records.size()},
-                      {"replay_status", replay.status}, {"findings", replay.findings}, {"trace", dir.string()}});
+                      {"replay_status", replay.status}, {"findings", replay.findings}, {"trace", dir.string()},
+                      {"gpu_ms", gpu_ms ? nlohmann::json(*gpu_ms) : nlohmann::json(nullptr)}});
   if (info.outcome == "timeout") hand_over_to_parent();
   return launched;
 }
