@@ -111,7 +111,7 @@ CUtensorMap encode_or_throw(const tensor_map::TensorMap& map) {
   // Encoded into a slot of this frame, then copied out: returned directly, the object was
   // the caller's return slot, which an nvcc-compiled caller (the bench's reduce workload) had
   // only 16-byte aligned, and `tmakit check` flagged the encode (watch.tensor-map-align, H100).
-  alignas(64) CUtensorMap slot{};
+  CUtensorMap slot{};  // the type itself asks for 128-byte alignment
   CUresult r = encode(map, &slot);
   if (r != CUDA_SUCCESS)
     throw std::runtime_error("cuTensorMapEncode (" + std::to_string(static_cast<int>(map.encode)) +

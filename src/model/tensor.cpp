@@ -125,12 +125,13 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
   };
   Op op;
   op.desc = where + " " + spec::canonical_mnemonic(inst.sel);
-  auto [glo, ghi] = im2col ? im2col_global_extent(map, coords, info)
-                    : four   ? gather4_global_extent(map, coords)
-                             : global_extent(map, coords);
+  // A named pair, not a structured binding: clang before 16 cannot capture those in a lambda.
+  const std::pair<uint64_t, uint64_t> extent = im2col ? im2col_global_extent(map, coords, info)
+                                               : four   ? gather4_global_extent(map, coords)
+                                                        : global_extent(map, coords);
   // A tiled box's rows: boxes side by side share their bounding range but no byte.
   auto global_range = [&] {
-    Range r{Range::global, 0, glo, ghi};
+    Range r{Range::global, 0, extent.first, extent.second};
     if (!im2col && !four)
       if (auto spans = tile_global_spans(map, coords))
         r.spans = std::make_shared<const std::vector<std::pair<uint64_t, uint64_t>>>(std::move(*spans));
@@ -155,7 +156,7 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
                  std::to_string(d) + (to != d ? "'s peer CTA " + std::to_string(to) + " (§10.2)" : "") + " (§8.1)",
              where);
     }
-    if (ghi > glo) op.reads = {global_range()};
+    if (extent.second > extent.first) op.reads = {global_range()};
     op.write = [this, map, coords, dests, dst, im2col, info, four] {
       for (int d : dests) {
         if (im2col) im2col_load(map, coords, info, global_, smem_[d].span(), dst);
@@ -189,7 +190,7 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
   const uint32_t base = src & ~1023u;
   auto captured = std::make_shared<std::vector<uint8_t>>();
   op.reads = {{Range::shared, cta, src, src + footprint}};
-  if (ghi > glo) op.writes = {global_range()};
+  if (extent.second > extent.first) op.writes = {global_range()};
   op.read = [this, captured, cta, base, src, footprint] {
     captured->assign(smem_[cta].bytes.begin() + base, smem_[cta].bytes.begin() + src + footprint);
   };

@@ -350,7 +350,7 @@ std::string break_one(TensorMap& m, int rule) {
 }
 
 void Recorder::emit(const TensorMap& m, const std::string& rule) {
-  alignas(64) CUtensorMap cm{};
+  CUtensorMap cm{};  // 128-byte aligned by its type
   CUresult r = dry_ ? CUDA_ERROR_NOT_SUPPORTED : gpu::encode(m, &cm);
   nlohmann::json j = gpu_tools::map_json(m);
   j["driver"] = dry_ ? "DRY_RUN" : gpu::result_name(r);
