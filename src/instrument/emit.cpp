@@ -37,22 +37,40 @@ std::string store(const std::string& on, const std::string& rec, uint32_t offset
          v + ";";
 }
 
-// The record's ids: the special registers, each moved to a 32-bit register and stored with
-// its field's width.
-void ids(Writer& w, std::vector<std::string>& out, const std::string& on, const std::string& rec) {
-  struct Id {
-    const char* reg;
-    uint32_t offset, bytes;
+// The record's ids (bytes 8..31): the special registers packed into three 64-bit words, two
+// 16-bit fields to a 32-bit half with bfi, and written in two stores. A record goes to
+// host-mapped memory, where every store is a transaction of its own: ten narrow stores cost
+// more than the record's other fields together.
+// `r`, `d`: the first of four 32-bit and three 64-bit registers it may use (none the site's values hold).
+void ids(Writer& w, std::vector<std::string>& out, const std::string& on, const std::string& rec, int r, int d) {
+  static_assert(kValuesOffset % 16 == 0 && offsetof(Record, ctaid_x) == 8 && offsetof(Record, ctaid_y) == 12 && offsetof(Record, ctaid_z) == 14 &&
+                offsetof(Record, tid_x) == 16 && offsetof(Record, tid_y) == 18 && offsetof(Record, tid_z) == 20 &&
+                offsetof(Record, cluster_ctarank) == 22 && offsetof(Record, clusterid_x) == 24 &&
+                offsetof(Record, clusterid_y) == 28 && offsetof(Record, clusterid_z) == 30);
+  // Each word: its low half (a 32-bit register, or two 16-bit ones) and its high half (two 16-bit ones).
+  struct Half {
+    const char* low;
+    const char* high;  // nullptr: `low` is 32 bits
   };
-  static constexpr Id kIds[] = {
-      {"%ctaid.x", 8, 4},  {"%ctaid.y", 12, 2},         {"%ctaid.z", 14, 2},     {"%tid.x", 16, 2},
-      {"%tid.y", 18, 2},   {"%tid.z", 20, 2},           {"%cluster_ctarank", 22, 2}, {"%clusterid.x", 24, 4},
-      {"%clusterid.y", 28, 2}, {"%clusterid.z", 30, 2},
+  static constexpr Half kWords[3][2] = {
+      {{"%ctaid.x", nullptr}, {"%ctaid.y", "%ctaid.z"}},
+      {{"%tid.x", "%tid.y"}, {"%tid.z", "%cluster_ctarank"}},
+      {{"%clusterid.x", nullptr}, {"%clusterid.y", "%clusterid.z"}},
   };
-  for (const Id& id : kIds) {
-    out.push_back("mov.u32 " + w.r(0) + ", " + id.reg + ";");
-    out.push_back(store(on, rec, id.offset, id.bytes, w.r(0)));
+  for (int k = 0; k < 3; ++k) {
+    std::string half[2];
+    for (int h = 0; h < 2; ++h) {
+      half[h] = w.r(r + 2 * h);
+      out.push_back("mov.u32 " + half[h] + ", " + kWords[k][h].low + ";");
+      if (kWords[k][h].high) {
+        out.push_back("mov.u32 " + w.r(r + 2 * h + 1) + ", " + kWords[k][h].high + ";");
+        out.push_back("bfi.b32 " + half[h] + ", " + w.r(r + 2 * h + 1) + ", " + half[h] + ", 16, 16;");
+      }
+    }
+    out.push_back("mov.b64 " + w.d(d + k) + ", {" + half[0] + ", " + half[1] + "};");
   }
+  out.push_back(store(on, rec, 8, 8, w.d(d)));
+  out.push_back("@" + on + " st.global.v2.b64 [" + rec + "+16], {" + w.d(d + 1) + ", " + w.d(d + 2) + "};");
 }
 
 // The map's 128 bytes as two records (tensor_map_lo, tensor_map_hi) at `rec` and the next;
@@ -60,7 +78,7 @@ void ids(Writer& w, std::vector<std::string>& out, const std::string& on, const 
 // (a map is 64-byte aligned; 8-byte loads need no more than a misplaced one has), only where the
 // record is written, so a kernel run without tracing reads nothing extra.
 void map_records(Writer& w, std::vector<std::string>& out, const MapRead& m, uint32_t id, const std::string& on,
-                 const std::string& rec, const std::string& tmp) {
+                 const std::string& rec, const std::string& tmp, const std::string& tmp2, int r, int d) {
   std::string base = m.at.name.empty() ? "" : m.at.name;
   auto at = [&](int64_t byte) {
     int64_t off = m.at.value + byte;
@@ -69,10 +87,13 @@ void map_records(Writer& w, std::vector<std::string>& out, const MapRead& m, uin
   };
   for (TraceOp half : {TraceOp::tensor_map_lo, TraceOp::tensor_map_hi}) {
     const int64_t first = half == TraceOp::tensor_map_lo ? 0 : static_cast<int64_t>(kMapHalfBytes);
-    ids(w, out, on, rec);
-    for (uint32_t k = 0; k < kMapHalfBytes; k += 8) {
+    ids(w, out, on, rec, r, d);
+    // Loaded 8 bytes at a time, stored 16 (the record's values are 16-byte aligned).
+    for (uint32_t k = 0; k < kMapHalfBytes; k += 16) {
       out.push_back("@" + on + " ld" + m.space + ".b64 " + tmp + ", " + at(first + k) + ";");
-      out.push_back(store(on, rec, static_cast<uint32_t>(kValuesOffset) + k, 8, tmp));
+      out.push_back("@" + on + " ld" + m.space + ".b64 " + tmp2 + ", " + at(first + k + 8) + ";");
+      out.push_back("@" + on + " st.global.v2.b64 [" + rec + "+" + std::to_string(kValuesOffset + k) + "], {" + tmp +
+                    ", " + tmp2 + "};");
     }
     out.push_back(store(on, rec, 0, 8, std::to_string(id | uint64_t(half) << 32)));
     out.push_back("add.u64 " + rec + ", " + rec + ", " + std::to_string(kRecordBytes) + ";");
@@ -125,10 +146,49 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
 
   // Reserve a record (three for a tensor operation: its map's two halves, then its own, kept
   // together in index order); past the capacity nothing is written (the counter still counts).
+  // One atomic a warp: the lowest recording lane reserves for all the lanes that record and
+  // hands the first index round; each takes its own by its rank among them. A counter every
+  // thread of the GPU bumps is the trace's bottleneck (a shared-memory transpose: one record an
+  // element); the lanes executing the site together are the active mask, so the `.sync`
+  // instructions below wait for no one else.
   const int records = plan.map ? 3 : 1;
   const std::string cap = w.d(next_d++);
-  rec_lines.push_back("@" + on + " atom.global.add.u64 " + rec + ", " + trace(kTraceNextWord) + ", " +
-                      std::to_string(records) + ";");
+  // A wait loop is recorded at its first failed poll and at its success: the polls between
+  // change nothing the replay uses (a failed wait is read only as a hung thread's last word,
+  // and the first one says the same), and they were most of a waiting kernel's records. The
+  // thread's streak register holds the site of its last record when that was a failed wait.
+  const std::string streak = streak_register(prefix), none = "0xFFFFFFFF";
+  if (!plan.wait_result.empty()) {
+    rec_lines.push_back("setp.ne.or.u32 " + w.p(3) + ", " + streak + ", " + std::to_string(id) + ", " +
+                        plan.wait_result + ";");
+    rec_lines.push_back("and.pred " + on + ", " + on + ", " + w.p(3) + ";");
+  }
+  {
+    const std::string mask = w.r(next_r++), voters = w.r(next_r++), below = w.r(next_r++), rank = w.r(next_r++),
+                      count = w.r(next_r++), lo = w.r(next_r++), hi = w.r(next_r++);
+    const std::string first = w.p(2), reserve = w.d(next_d++);
+    const std::string n = std::to_string(records);
+    auto& l = rec_lines;
+    l.push_back("activemask.b32 " + mask + ";");
+    l.push_back("vote.sync.ballot.b32 " + voters + ", " + on + ", " + mask + ";");
+    l.push_back("mov.u32 " + below + ", %lanemask_lt;");
+    l.push_back("and.b32 " + below + ", " + below + ", " + voters + ";");
+    l.push_back("popc.b32 " + rank + ", " + below + ";");
+    l.push_back("popc.b32 " + count + ", " + voters + ";");
+    l.push_back("setp.eq.and.u32 " + first + ", " + rank + ", 0, " + on + ";");
+    l.push_back("mul.wide.u32 " + reserve + ", " + count + ", " + n + ";");
+    l.push_back("mov.u64 " + rec + ", 0;");
+    l.push_back("@" + first + " atom.global.add.u64 " + rec + ", " + trace(kTraceNextWord) + ", " + reserve + ";");
+    // The reserving lane: the lowest of the voters (bit-reversed, its count of leading zeros).
+    l.push_back("brev.b32 " + below + ", " + voters + ";");
+    l.push_back("clz.b32 " + below + ", " + below + ";");
+    l.push_back("mov.b64 {" + lo + ", " + hi + "}, " + rec + ";");
+    l.push_back("shfl.sync.idx.b32 " + lo + ", " + lo + ", " + below + ", 31, " + mask + ";");
+    l.push_back("shfl.sync.idx.b32 " + hi + ", " + hi + ", " + below + ", 31, " + mask + ";");
+    l.push_back("mov.b64 " + rec + ", {" + lo + ", " + hi + "};");
+    l.push_back("mul.wide.u32 " + reserve + ", " + rank + ", " + n + ";");
+    l.push_back("add.u64 " + rec + ", " + rec + ", " + reserve + ";");
+  }
   rec_lines.push_back("ld.global.u64 " + cap + ", " + trace(kTraceCapacityWord) + ";");
   if (records == 1) {
     rec_lines.push_back("setp.lt.and.u64 " + write + ", " + rec + ", " + cap + ", " + on + ";");
@@ -138,8 +198,10 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     rec_lines.push_back("setp.le.and.u64 " + write + ", " + last + ", " + cap + ", " + on + ";");
   }
   rec_lines.push_back("mad.lo.u64 " + rec + ", " + rec + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
-  if (plan.map) map_records(w, rec_lines, *plan.map, id, write, rec, w.d(next_d++));
-  ids(w, rec_lines, write, rec);
+  // The ids' scratch registers: past every register a value of the record is held in.
+  const int id_r = next_r, id_d = next_d + 2;
+  if (plan.map) map_records(w, rec_lines, *plan.map, id, write, rec, w.d(next_d), w.d(next_d + 1), id_r, id_d);
+  ids(w, rec_lines, write, rec, id_r, id_d);
   for (size_t i = 0; i < plan.entries.size(); ++i) {
     const Field& f = plan.entries[i].field;
     for (size_t k = 0; k < operands[i].size(); ++k) {
@@ -159,11 +221,15 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
                         std::to_string(head) + ", " + plan.wait_result + ";");
   }
   rec_lines.push_back(store(write, rec, 0, 8, head_value));
+  if (plan.wait_result.empty()) rec_lines.push_back("mov.u32 " + streak + ", " + none + ";");
+  else rec_lines.push_back("selp.b32 " + streak + ", " + none + ", " + std::to_string(id) + ", " + plan.wait_result + ";");
   c.regs = w.regs();
   return c;
 }
 
-std::vector<std::string> declare_registers(const RegCounts& regs, const std::string& prefix) {
+std::string streak_register(const std::string& prefix) { return "%" + prefix + "_last"; }
+
+std::vector<std::string> function_prologue(const RegCounts& regs, const std::string& prefix) {
   std::vector<std::string> out;
   auto bank = [&](const char* type, const char* b, int n) {
     if (n) out.push_back(std::string(".reg .") + type + " %" + prefix + "_" + b + "<" + std::to_string(n) + ">;");
@@ -172,6 +238,8 @@ std::vector<std::string> declare_registers(const RegCounts& regs, const std::str
   bank("b32", "r", regs.r);
   bank("b16", "h", regs.h);
   bank("pred", "p", regs.p);
+  out.push_back(".reg .b32 " + streak_register(prefix) + ";");
+  out.push_back("mov.u32 " + streak_register(prefix) + ", 0xFFFFFFFF;");
   return out;
 }
 

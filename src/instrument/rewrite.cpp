@@ -4,7 +4,9 @@
 // itself (every compiler output in tests/corpus/); otherwise they go on its line between
 // `/*tmakit:*/` and `/*:tmakit*/`, so they can always be told from the original.
 #include <algorithm>
+#include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "site.hpp"
 #include "tmakit/ptx/lint.hpp"
@@ -119,6 +121,79 @@ std::string fresh_prefix(std::string_view text) {
   }
 }
 
+
+// What decides whether a function's ordinary shared loads and stores are traced. Those records
+// serve the checks between the generic and the async proxy (a bulk store of bytes written with
+// no fence.proxy.async, a buffer overwritten while a store still reads it, a destination read
+// before its wait); in a kernel that moves no shared memory through the async proxy they can
+// find nothing, and they are most of a trace (a shared-memory transpose: one per element), so
+// they are left out there (docs/check.md, "What is recorded").
+struct FunctionFacts {
+  bool entry = false, visible = false;
+  bool async_shared = false;     // issues a bulk or tensor copy or reduction that reads or writes shared memory
+  bool unknown_call = false;     // calls through a register, or a function this module does not define
+  std::vector<std::string> callees;
+};
+
+bool moves_shared_async(TraceOp op) {
+  switch (op) {
+    case TraceOp::bulk_copy: case TraceOp::bulk_reduce:
+    case TraceOp::tensor_load: case TraceOp::tensor_store: case TraceOp::tensor_reduce:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// `call[.uni] [(ret),] callee, (args)[, proto];`: notes the callee ("%r…" or an unknown name:
+// anything may happen there). printf, assert and the device heap issue no bulk copies.
+void note_call(const ptx::Statement& s, FunctionFacts& f) {
+  std::string_view mn = s.mnemonic();
+  if (mn != "call" && mn.substr(0, 5) != "call.") return;
+  std::string_view rest = s.text;
+  rest.remove_prefix(std::min(rest.size(), rest.find(mn) + mn.size()));
+  auto skip_space = [&] {
+    while (!rest.empty() && (std::isspace(static_cast<unsigned char>(rest[0])) || rest[0] == ',')) rest.remove_prefix(1);
+  };
+  skip_space();
+  if (!rest.empty() && rest[0] == '(') rest.remove_prefix(std::min(rest.size(), rest.find(')') + 1));
+  skip_space();
+  size_t n = 0;
+  while (n < rest.size() && !std::isspace(static_cast<unsigned char>(rest[n])) && rest[n] != ',' && rest[n] != ';') ++n;
+  std::string callee(rest.substr(0, n));
+  static const std::set<std::string> kHarmless = {"vprintf", "__assertfail", "malloc", "free"};
+  if (callee.empty() || callee[0] == '%') f.unknown_call = true;
+  else if (!kHarmless.count(callee)) f.callees.push_back(callee);
+}
+
+// Per function: are its shared accesses traced? Yes in every function a kernel reaches when
+// that kernel reaches a bulk copy of shared memory or an unknown call, and in every function
+// callable from outside the module (its callers are not known here).
+std::vector<bool> shared_access_traced(const std::vector<ptx::Function>& fns, std::vector<FunctionFacts>& facts) {
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < fns.size(); ++i) index.emplace(fns[i].name, i);
+  for (auto& f : facts)
+    for (const auto& c : f.callees)
+      if (!index.count(c)) f.unknown_call = true;
+  std::vector<bool> traced(fns.size(), false);
+  for (size_t e = 0; e < fns.size(); ++e) {
+    if (!facts[e].entry && !facts[e].visible) continue;
+    std::vector<size_t> reach{e}, todo{e};
+    std::set<size_t> seen{e};
+    bool needs = false;
+    while (!todo.empty()) {
+      const size_t f = todo.back();
+      todo.pop_back();
+      needs = needs || facts[f].async_shared || facts[f].unknown_call || (facts[f].visible && !facts[f].entry);
+      for (const auto& c : facts[f].callees)
+        if (auto it = index.find(c); it != index.end() && seen.insert(it->second).second)
+          reach.push_back(it->second), todo.push_back(it->second);
+    }
+    if (needs)
+      for (size_t f : reach) traced[f] = true;
+  }
+  return traced;
+}
 }  // namespace
 
 Result instrument_module(std::string_view text, const std::string& file, OpSet ops) {
@@ -151,10 +226,21 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
       files[number(w[1])] = name;
     }
   }
-  const ptx::Function* fn = nullptr;
-  size_t next_fn = 0, fn_open = 0;
-  detail::RegCounts fn_regs;
+  // One walk plans every site and notes, per function, what the shared-access relevance needs
+  // (its bulk copies and its calls); the sites are emitted after it.
+  struct Pending {
+    detail::Plan plan;
+    size_t begin, end, fn;
+    const Piece* piece;
+    std::string file;
+    int line = 0, column = 0;
+  };
+  std::vector<Pending> pending;
+  std::vector<FunctionFacts> facts(m.module.functions.size());
+  std::vector<size_t> fn_open(m.module.functions.size(), 0);
+  size_t next_fn = 0, current = SIZE_MAX;
   bool addressed = false, pending_header = false;
+  std::string header;
   int depth = 0;
   std::string loc_file;
   int loc_line = 0, loc_col = 0;
@@ -166,21 +252,21 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
       case Piece::Kind::header:
         pending_header = depth == 0 && (p.text.find(".entry") != std::string::npos ||
                                         p.text.find(".func") != std::string::npos);
+        if (pending_header) header = p.text;
         continue;
       case Piece::Kind::open:
         if (depth++ == 0 && pending_header && next_fn < m.module.functions.size()) {
-          fn = &m.module.functions[next_fn++];
-          fn_open = end;
-          fn_regs = {};
+          current = next_fn++;
+          fn_open[current] = end;
+          facts[current].entry = m.module.functions[current].entry;
+          facts[current].visible = header.find(".visible") != std::string::npos ||
+                                   header.find(".weak") != std::string::npos;
           loc_file.clear(), loc_line = loc_col = 0;
         }
         pending_header = false;
         continue;
       case Piece::Kind::close:
-        if (--depth == 0 && fn) {
-          splice.after(fn_open, detail::declare_registers(fn_regs, prefix), "\t");
-          fn = nullptr;
-        }
+        if (--depth == 0) current = SIZE_MAX;
         continue;
       case Piece::Kind::directive: {
         auto w = words(p.text);
@@ -201,27 +287,44 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
       default:
         continue;
     }
-    if (!fn) continue;
+    if (current == SIZE_MAX) continue;
+    const ptx::Function& fn = m.module.functions[current];
+    note_call(p.statement, facts[current]);
     const std::string where = file + ":" + std::to_string(p.statement.line) + ":" + std::to_string(p.statement.column);
-    auto plan = detail::plan_site(p, fn->symbols, ops, out.diags, where);
+    auto plan = detail::plan_site(p, fn.symbols, ops, out.diags, where);
     if (!plan) continue;
-    const uint32_t id = static_cast<uint32_t>(out.sites.size());
-    detail::Code code = detail::emit_site(*plan, id, prefix);
-    fn_regs.at_least(code.regs);
-    splice.before(begin, code.before);
-    splice.after(end, code.after, splice.indentation(begin));
-    Site s;
-    s.id = id;
-    s.op = plan->op;
-    s.form = plan->form;
-    s.function = fn->name;
-    s.ptx_line = p.line;
+    if (moves_shared_async(plan->op)) facts[current].async_shared = true;
+    Pending s{std::move(*plan), begin, end, current, &p};
     if (loc_line > 0) s.file = loc_file, s.line = loc_line, s.column = loc_col;
-    s.text = p.text;
-    s.after = plan->after;
-    for (const auto& e : plan->entries) s.fields.push_back(e.field);
-    out.sites.push_back(std::move(s));
+    pending.push_back(std::move(s));
   }
+
+  const std::vector<bool> shared_traced = shared_access_traced(m.module.functions, facts);
+  std::vector<detail::RegCounts> fn_regs(m.module.functions.size());
+  std::vector<bool> has_site(m.module.functions.size(), false);
+  for (Pending& s : pending) {
+    const bool shared_access = s.plan.op == TraceOp::shared_store || s.plan.op == TraceOp::shared_load;
+    if (shared_access && !shared_traced[s.fn]) continue;
+    const uint32_t id = static_cast<uint32_t>(out.sites.size());
+    detail::Code code = detail::emit_site(s.plan, id, prefix);
+    fn_regs[s.fn].at_least(code.regs);
+    has_site[s.fn] = true;
+    splice.before(s.begin, code.before);
+    splice.after(s.end, code.after, splice.indentation(s.begin));
+    Site site;
+    site.id = id;
+    site.op = s.plan.op;
+    site.form = s.plan.form;
+    site.function = m.module.functions[s.fn].name;
+    site.ptx_line = s.piece->line;
+    site.file = s.file, site.line = s.line, site.column = s.column;
+    site.text = s.piece->text;
+    site.after = s.plan.after;
+    for (const auto& e : s.plan.entries) site.fields.push_back(e.field);
+    out.sites.push_back(std::move(site));
+  }
+  for (size_t f = 0; f < fn_open.size(); ++f)
+    if (fn_open[f] && has_site[f]) splice.after(fn_open[f], detail::function_prologue(fn_regs[f], prefix), "\t");
   if (out.diags.has_errors()) {
     out.status = 2;
     out.sites.clear();

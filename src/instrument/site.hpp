@@ -64,7 +64,11 @@ struct Code {
 // The lines that write the record of site `id`; `prefix` names the fresh registers ("__tmakit").
 Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix);
 
-// `.reg` lines declaring the banks `regs` counts.
-std::vector<std::string> declare_registers(const RegCounts& regs, const std::string& prefix);
+// What a function with sites begins with: `.reg` lines declaring the banks `regs` counts,
+// and the thread's wait-streak register (emit_site), set to "no failed wait".
+std::vector<std::string> function_prologue(const RegCounts& regs, const std::string& prefix);
+
+// The wait-streak register: the site of the thread's last record when that was a failed wait.
+std::string streak_register(const std::string& prefix);
 
 }  // namespace tmakit::instrument::detail

@@ -3,6 +3,9 @@
 #pragma once
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -76,6 +79,85 @@ inline std::string strip_inserted(const std::string& text) {
   return out;
 }
 
+// One function of a module as the line reader below sees it.
+struct TextFunction {
+  std::string name;
+  bool entry = false, visible = false;
+  std::vector<std::string> lines;  // its body
+};
+
+// The functions with bodies, by braces counted per line (PTX's `{…}` vector operands open and
+// close on their line; a comment's braces are not counted).
+inline std::vector<TextFunction> text_functions(const std::string& text) {
+  static const std::regex head(R"(\.(entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+))");
+  std::vector<TextFunction> out;
+  std::istringstream in(text);
+  std::string line;
+  int depth = 0;
+  std::optional<TextFunction> pending;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    std::string code = line.substr(0, line.find("//"));
+    std::smatch m;
+    if (depth == 0 && std::regex_search(code, m, head)) {
+      pending = TextFunction{m[2], m[1] == "entry", code.find(".visible") != std::string::npos ||
+                                                        code.find(".weak") != std::string::npos};
+    }
+    for (char c : code) {
+      if (c == '{' && depth++ == 0 && pending) {
+        out.push_back(*pending), pending.reset(), inside = true;
+      } else if (c == '}' && --depth == 0) {
+        inside = false;
+      }
+    }
+    if (depth == 0 && code.find(';') != std::string::npos) pending.reset();  // a declaration
+    if (inside) out.back().lines.push_back(line);
+  }
+  return out;
+}
+
+// The functions whose ordinary shared loads and stores get records (docs/check.md, "What is
+// recorded"): those a kernel (or a function visible outside the module) reaches when what it
+// reaches moves shared memory through the async proxy (a bulk or tensor copy or reduction:
+// not a prefetch, commit_group or wait_group) or calls something unknown (a register, a name not defined here; printf,
+// assert and the device heap excepted).
+inline std::set<std::string> shared_traced_functions(const std::vector<TextFunction>& fns) {
+  static const std::regex bulk(R"(\b(cp\.async\.bulk|cp\.reduce\.async\.bulk)\.(?!commit_group|wait_group|prefetch))");
+  static const std::regex call(R"(\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?([%\w$]+))");
+  std::map<std::string, const TextFunction*> by_name;
+  for (const auto& f : fns) by_name[f.name] = &f;
+  std::map<std::string, std::vector<std::string>> callees;
+  std::map<std::string, bool> wild;  // moves shared memory asynchronously, or calls the unknown
+  for (const auto& f : fns) {
+    std::string body;
+    for (const auto& l : f.lines) body += l.substr(0, l.find("//")) + "\n";
+    bool w = std::regex_search(body, bulk) || (f.visible && !f.entry);
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), call); it != std::sregex_iterator(); ++it) {
+      const std::string c = (*it)[1];
+      if (c == "vprintf" || c == "__assertfail" || c == "malloc" || c == "free") continue;
+      if (c[0] == '%' || !by_name.count(c)) w = true;
+      else callees[f.name].push_back(c);
+    }
+    wild[f.name] = w;
+  }
+  std::set<std::string> traced;
+  for (const auto& f : fns) {
+    if (!f.entry && !f.visible) continue;
+    std::set<std::string> reach{f.name};
+    std::vector<std::string> todo{f.name};
+    bool needs = false;
+    while (!todo.empty()) {
+      std::string g = todo.back();
+      todo.pop_back();
+      needs |= wild[g];
+      for (const auto& c : callees[g])
+        if (reach.insert(c).second) todo.push_back(c);
+    }
+    if (needs) traced.insert(reach.begin(), reach.end());
+  }
+  return traced;
+}
+
 // The instructions a record goes with, by a regex over the module's lines (one statement a
 // line, as every compiler writes them). `set`: "all", "copies" or "barriers".
 inline size_t count_families(const std::string& text, const std::string& set) {
@@ -86,15 +168,32 @@ inline size_t count_families(const std::string& text, const std::string& set) {
   static const std::regex stores(g + R"(st(\.[\w:]+)*\.shared(::\w+)?(\.[\w:]+)*\s)");
   static const std::regex async_stores(g + R"(st\.(async|bulk)\b)");
   static const std::regex loads(g + R"(ld(\.[\w:]+)*\.shared(::\w+)?(\.[\w:]+)*\s)");
+  const auto fns = text_functions(text);
+  const auto traced = shared_traced_functions(fns);
   size_t n = 0;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    bool c = std::regex_search(line, copies), b = std::regex_search(line, barriers);
-    bool s = (std::regex_search(line, stores) && !std::regex_search(line, async_stores)) || std::regex_search(line, loads);
-    n += set == "copies" ? c : set == "barriers" ? b : (c || b || s);
+  for (const auto& f : fns) {
+    for (const auto& line : f.lines) {
+      bool c = std::regex_search(line, copies), b = std::regex_search(line, barriers);
+      bool s = (std::regex_search(line, stores) && !std::regex_search(line, async_stores)) ||
+               std::regex_search(line, loads);
+      n += set == "copies" ? c : set == "barriers" ? b : (c || b || (s && traced.count(f.name)));
+    }
   }
   return n;
+}
+
+// The inserted lines of site `id` (from its `// __tmakit site ID:` comment to the next site's).
+inline std::vector<std::string> lines_of_site(const std::string& text, uint32_t id) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string l;
+  bool on = false;
+  while (std::getline(in, l)) {
+    if (l.find("// __tmakit site ") != std::string::npos)
+      on = l.find("// __tmakit site " + std::to_string(id) + ":") != std::string::npos;
+    if (on && l.find("__tmakit") != std::string::npos) out.push_back(l);
+  }
+  return out;
 }
 
 // Records the instrumented text writes: its reservations of a record index.

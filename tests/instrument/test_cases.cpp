@@ -4,6 +4,8 @@
 // record layout in the site table.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "helpers.hpp"
 #include "tmakit/instrument/instrument.hpp"
 
@@ -196,6 +198,137 @@ TEST(InstrumentCases, RefusesWhatItCannotInstrument) {
   ASSERT_FALSE(lint.diags.empty());
   EXPECT_NE(lint.diags[0].where.find("k.ptx:"), std::string::npos);
   EXPECT_TRUE(lint.text.empty());
+}
+
+// Ordinary shared accesses get records only where a bulk copy can meet them (docs/check.md,
+// "What is recorded"). Each kernel below stores to shared memory once; the comment says
+// whether that store is recorded and why.
+const char* const kReach = R"(.version 8.6
+.target sm_90a
+.address_size 64
+
+.extern .func (.param .b32 r) external_helper(.param .b32 a);
+.extern .func (.param .b32 r) vprintf(.param .b64 f, .param .b64 a);
+
+.func stores_then_bulk_store(.param .b32 a)
+{
+	.reg .b32 %r<3>;
+	.reg .b64 %rd<2>;
+	ld.param.b32 %r1, [a];
+	st.shared.u32 [%r1], 1;
+	cvt.u64.u32 %rd1, %r1;
+	cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 16;
+	ret;
+}
+
+.func only_stores(.param .b32 a)
+{
+	.reg .b32 %r<3>;
+	ld.param.b32 %r1, [a];
+	st.shared.u32 [%r1], 2;
+	ret;
+}
+
+// plain: no bulk copy, no call: not recorded
+.visible .entry plain(.param .b32 a)
+{
+	.reg .b32 %r<3>;
+	ld.param.b32 %r1, [a];
+	st.shared.u32 [%r1], 3;
+	ld.shared.u32 %r2, [%r1];
+	ret;
+}
+
+// prefetch_only: a prefetch and a commit_group touch no shared memory: not recorded
+.visible .entry prefetch_only(.param .u64 a)
+{
+	.reg .b32 %r<3>;
+	.reg .b64 %rd<2>;
+	ld.param.u64 %rd1, [a];
+	cp.async.bulk.prefetch.L2.global [%rd1], 256;
+	cp.async.bulk.commit_group;
+	st.shared.u32 [%r1], 4;
+	ret;
+}
+
+// printing: vprintf issues no bulk copy: not recorded
+.visible .entry printing(.param .b32 a)
+{
+	.reg .b32 %r<3>;
+	.reg .b64 %rd<2>;
+	st.shared.u32 [%r1], 5;
+	{
+	.param .b64 f;
+	.param .b64 x;
+	.param .b32 r;
+	st.param.b64 [f], %rd1;
+	st.param.b64 [x], %rd1;
+	call.uni (r), vprintf, (f, x);
+	}
+	ret;
+}
+
+// calls_bulk: reaches a bulk store through a call: recorded, here and in the callee
+.visible .entry calls_bulk(.param .b32 a)
+{
+	.reg .b32 %r<3>;
+	st.shared.u32 [%r1], 6;
+	{
+	.param .b32 x;
+	st.param.b32 [x], %r1;
+	call.uni
+	stores_then_bulk_store,
+	(
+	x
+	);
+	}
+	ret;
+}
+
+// loads_tile: a tensor load of its own, and a helper that stores: recorded, both
+.visible .entry loads_tile(.param .u64 map)
+{
+	.reg .b32 %r<5>;
+	.reg .b64 %rd<2>;
+	ld.param.u64 %rd1, [map];
+	cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2}], [%r3];
+	{
+	.param .b32 x;
+	st.param.b32 [x], %r1;
+	call.uni only_stores, (x);
+	}
+	ret;
+}
+
+// calls_outside: a function of another module may copy anything: recorded
+.visible .entry calls_outside(.param .b32 a)
+{
+	.reg .b32 %r<3>;
+	st.shared.u32 [%r1], 8;
+	{
+	.param .b32 x;
+	.param .b32 r;
+	st.param.b32 [x], %r1;
+	call.uni (r), external_helper, (x);
+	}
+	ret;
+}
+)";
+
+TEST(InstrumentCases, SharedAccessesOnlyWhereABulkCopyCanMeetThem) {
+  auto r = instrument::instrument_module(kReach, "reach.ptx");
+  ASSERT_EQ(r.status, 0) << (r.diags.empty() ? "" : format(r.diags[0]));
+  std::map<std::string, int> shared;  // function → its recorded shared accesses
+  for (const auto& s : r.sites)
+    if (s.op == instrument::TraceOp::shared_store || s.op == instrument::TraceOp::shared_load) shared[s.function]++;
+  const std::map<std::string, int> expected = {
+      {"stores_then_bulk_store", 1}, {"calls_bulk", 1}, {"only_stores", 1}, {"loads_tile", 0}, {"calls_outside", 1}};
+  for (const auto& [fn, n] : expected) EXPECT_EQ(shared[fn], n) << fn;
+  for (const char* fn : {"plain", "prefetch_only", "printing"}) EXPECT_EQ(shared.count(fn), 0u) << fn;
+  // The bulk operations themselves are recorded wherever they are.
+  size_t copies = 0;
+  for (const auto& s : r.sites) copies += s.op <= instrument::TraceOp::wait_group;
+  EXPECT_EQ(copies, 4u);  // bulk store, prefetch, commit_group, tensor load
 }
 
 }  // namespace

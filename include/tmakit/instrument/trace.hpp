@@ -12,8 +12,9 @@ namespace tmakit::instrument {
 // together share one trace). Four 64-bit words, zero unless a host sets them:
 //   [0] the address of the records (host-mapped memory); 0 = tracing off, nothing is written
 //   [1] capacity, in records
-//   [2] the next record's index: each record takes one with atom.global.add; a value past
-//       the capacity counts the records that were dropped
+//   [2] the next record's index: the lanes of a warp that record at a site take theirs with
+//       one atom.global.add (the lowest reserves for all, in lane order); a value past the
+//       capacity counts the records that were dropped
 //   [3] reserved, 0
 inline constexpr std::string_view kTraceSymbol = "__tmakit_trace";
 inline constexpr size_t kTraceWords = 4;
