@@ -1,8 +1,9 @@
-// The bytes a site's lines put in its records, by a small evaluator of the instructions the
-// record writer uses (mov of special registers, bfi, mov.b64 {lo, hi}, add, st.global.b/v2.b64)
-// with every special register given a distinct value. Compared with a Record filled field by
-// field from trace.hpp, so a packing mistake (a field at the wrong offset, a 16-bit field
-// overwriting its neighbour) shows here and not only on the GPU.
+// What a site's inserted lines do, run by a small interpreter of the PTX they use, for a warp
+// of lanes in lockstep: the trace words, the warp's one reservation (activemask, ballot, atom,
+// shfl), the record bytes (ids packed with bfi and mov.b64 {lo, hi}, head last) and the wait
+// streak. Expectations are written from trace.hpp's Record and docs/check.md's rules, not from
+// the emitter: a packing mistake, an index handed to the wrong lane, a record written past the
+// capacity or a poll recorded twice shows here and not only on the GPU.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -17,103 +18,326 @@ using namespace instrument_test;
 
 namespace {
 
+using instrument::Record;
+using instrument::TraceOp;
+
 const char* const kModule = R"(.version 8.6
 .target sm_90a
 .address_size 64
 
 .visible .entry k(.param .align 64 .b8 pmap[128])
 {
+	.reg .pred %p<4>;
 	.reg .b32 %r<8>;
 	.reg .b64 %rd<4>;
 	.shared .align 8 .b64 bar[1];
 	.shared .align 128 .b8 buf[1024];
-	mov.u64 %rd1, pmap;
-	mbarrier.init.shared::cta.b64 [bar], 32;
-	cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [buf], [pmap, {%r4}], [bar];
+	@%p2 mbarrier.init.shared::cta.b64 [bar], 32;
+	@%p2 cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [buf], [pmap, {%r4}], [bar];
+	mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], %r1;
 	ret;
 }
 )";
+constexpr uint32_t kInit = 0, kLoad = 1, kWait = 2;  // the sites, in module order
 
-const std::map<std::string, uint64_t> kSpecial = {
-    {"%ctaid.x", 0x01020304}, {"%ctaid.y", 0x1112},       {"%ctaid.z", 0x2122}, {"%tid.x", 0x3132},
-    {"%tid.y", 0x4142},       {"%tid.z", 0x5152},         {"%cluster_ctarank", 0x6162},
-    {"%clusterid.x", 0x71727374}, {"%clusterid.y", 0x8182}, {"%clusterid.z", 0x9192},
+// A warp's state: the trace's four words, the records buffer, each lane's registers.
+struct Warp {
+  uint64_t words[4] = {0x100000, 0, 0, 0};  // records at 0x100000; capacity, next set by the test
+  std::vector<uint8_t> mem;                 // the records
+  std::vector<std::map<std::string, uint64_t>> regs;
+  std::vector<bool> active;
+
+  explicit Warp(int lanes, uint64_t capacity) : mem(capacity * instrument::kRecordBytes, 0), regs(lanes), active(lanes, true) {
+    words[1] = capacity;
+    for (int l = 0; l < lanes; ++l) regs[l]["%tid.x"] = static_cast<uint64_t>(l), regs[l]["%ctaid.x"] = 7;
+  }
+  Record record(size_t i) const {
+    Record r;
+    std::memcpy(&r, mem.data() + i * sizeof r, sizeof r);
+    return r;
+  }
 };
 
-// Runs the lines of one site that build and store records, for a thread whose record lands
-// at the buffer's start (evaluated from the line that makes the index an address). Values the
-// evaluator does not compute read as 0xEE bytes, so a store of one shows.
-std::vector<uint8_t> run_site(const std::vector<std::string>& lines, size_t records) {
-  std::vector<uint8_t> buf(records * instrument::kRecordBytes, 0);
-  std::map<std::string, uint64_t> reg;
-  const std::string rec = "%__tmakit_d1";
-  reg[rec] = 0;
-  auto val = [&](const std::string& x) -> uint64_t {
-    if (!x.empty() && (std::isdigit(static_cast<unsigned char>(x[0])) || x[0] == '-')) return std::stoull(x);
-    auto it = reg.find(x);
-    return it == reg.end() ? 0xEEEEEEEEEEEEEEEEull : it->second;
-  };
-  auto put = [&](uint64_t at, uint64_t v, int bytes) {
-    ASSERT_LE(at + bytes, buf.size());
-    std::memcpy(buf.data() + at, &v, bytes);  // little-endian, as the GPU writes
-  };
-  static const std::regex mov_special(R"(mov\.u32 (\S+), (%[a-z_.]+);)");
-  static const std::regex bfi(R"(bfi\.b32 (\S+), (\S+), (\S+), 16, 16;)");
-  static const std::regex pack(R"(mov\.b64 (\S+), \{(\S+), (\S+)\};)");
-  static const std::regex step(R"(add\.u64 %__tmakit_d1, %__tmakit_d1, 128;)");
-  static const std::regex st(R"(st\.global\.b(8|16|32|64) \[%__tmakit_d1\+(\d+)\], (\S+);)");
-  static const std::regex st2(R"(st\.global\.v2\.b64 \[%__tmakit_d1\+(\d+)\], \{(\S+), (\S+)\};)");
-  bool reserved = false;
-  for (const std::string& l : lines) {
-    std::smatch g;
-    if (!reserved) {  // the operands and the reservation, up to the record's address
-      reserved = l.find("mad.lo.u64 %__tmakit_d1, %__tmakit_d1, 128,") != std::string::npos;
+std::vector<std::string> operands(std::string s) {  // "a, {b, c}, [d+8]" → a | {b, c} | [d+8]
+  std::vector<std::string> out;
+  int depth = 0;
+  std::string cur;
+  for (char c : s) {
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      out.push_back(cur), cur.clear();
       continue;
     }
-    if (std::regex_search(l, g, mov_special) && kSpecial.count(g[2])) reg[g[1]] = kSpecial.at(g[2]);
-    else if (std::regex_search(l, g, bfi)) reg[g[1]] = (val(g[3]) & 0xFFFF) | (val(g[2]) & 0xFFFF) << 16;
-    else if (std::regex_search(l, g, pack)) reg[g[1]] = (val(g[2]) & 0xFFFFFFFF) | val(g[3]) << 32;
-    else if (std::regex_search(l, g, step)) reg[rec] += instrument::kRecordBytes;
-    else if (std::regex_search(l, g, st2)) put(reg[rec] + std::stoul(g[1]), val(g[2]), 8), put(reg[rec] + std::stoul(g[1]) + 8, val(g[3]), 8);
-    else if (std::regex_search(l, g, st)) put(reg[rec] + std::stoul(g[2]), val(g[3]), std::stoi(g[1]) / 8);
+    if (c != ' ' || !cur.empty()) cur += c;
   }
-  return buf;
+  if (!cur.empty()) out.push_back(cur);
+  return out;
 }
 
-instrument::Record expected_ids() {
-  instrument::Record r{};
-  r.ctaid_x = 0x01020304, r.ctaid_y = 0x1112, r.ctaid_z = 0x2122;
-  r.tid_x = 0x3132, r.tid_y = 0x4142, r.tid_z = 0x5152, r.cluster_ctarank = 0x6162;
-  r.clusterid_x = 0x71727374, r.clusterid_y = 0x8182, r.clusterid_z = 0x9192;
-  return r;
+// Runs `lines` for every active lane of `w`, one instruction at a time for the whole warp.
+void run(Warp& w, const std::vector<std::string>& lines) {
+  static const std::regex stmt(R"(^\s*(?:@(!?)(\S+)\s+)?([a-z][\w.:]*)\s+(.*);\s*$)");
+  const int lanes = static_cast<int>(w.regs.size());
+  for (const std::string& line : lines) {
+    std::smatch m;
+    if (line.find("//") != std::string::npos && line.find("//") < line.find_first_not_of(" \t") + 1) continue;
+    ASSERT_TRUE(std::regex_match(line, m, stmt)) << line;
+    const bool neg = m[1] == "!";
+    const std::string guard = m[2], op = m[3];
+    const auto ops = operands(m[4]);
+    auto val = [&](int lane, const std::string& x) -> uint64_t {
+      if (x.rfind("0x", 0) == 0 || x.rfind("0X", 0) == 0) return std::stoull(x.substr(2), nullptr, 16);
+      if (std::isdigit(static_cast<unsigned char>(x[0])) || x[0] == '-') return static_cast<uint64_t>(std::stoll(x));
+      if (x[0] == '!') return !w.regs[lane].at(x.substr(1));
+      if (x == "%lanemask_lt") return (1ull << lane) - 1;
+      auto it = w.regs[lane].find(x);
+      return it == w.regs[lane].end() ? 0 : it->second;  // special registers not set read 0
+    };
+    auto runs = [&](int lane) { return w.active[lane] && (guard.empty() || (val(lane, guard) != 0) != neg); };
+    uint32_t mask = 0;
+    for (int l = 0; l < lanes; ++l) mask |= w.active[l] ? 1u << l : 0;
+    // Warp-wide instructions: their result needs every lane's operand first.
+    if (op == "vote.sync.ballot.b32") {
+      uint64_t bits = 0;
+      for (int l = 0; l < lanes; ++l) if (runs(l) && val(l, ops[1])) bits |= 1ull << l;
+      for (int l = 0; l < lanes; ++l) if (runs(l)) w.regs[l][ops[0]] = bits;
+      continue;
+    }
+    if (op == "shfl.sync.idx.b32") {
+      std::vector<uint64_t> src(lanes);
+      for (int l = 0; l < lanes; ++l) src[l] = val(l, ops[1]);
+      for (int l = 0; l < lanes; ++l) {  // idx mode: c's low five bits clamp the source lane (no segments)
+        if (!runs(l)) continue;
+        const uint64_t c = val(l, ops[3]), j = val(l, ops[2]) & 31;
+        ASSERT_EQ(c >> 5, 0u) << line;
+        w.regs[l][ops[0]] = src[j <= (c & 31) ? j : static_cast<uint64_t>(l)] & 0xFFFFFFFF;
+      }
+      continue;
+    }
+    for (int l = 0; l < lanes; ++l) {
+      if (!runs(l)) continue;
+      auto& r = w.regs[l];
+      auto v = [&](size_t i) { return val(l, ops[i]); };
+      auto at = [&](const std::string& a) {  // [base+off]
+        std::string in = a.substr(1, a.size() - 2);
+        size_t plus = in.find('+');
+        std::string base = in.substr(0, plus);
+        uint64_t off = plus == std::string::npos ? 0 : std::stoull(in.substr(plus + 1));
+        return std::make_pair(base, off);
+      };
+      if (op == "ld.global.u64") {
+        auto [base, off] = at(ops[1]);
+        ASSERT_EQ(base, "__tmakit_trace") << line;
+        r[ops[0]] = w.words[off / 8];
+      } else if (op.rfind("ld.", 0) == 0 && op.substr(op.size() - 4) == ".b64") {  // a map's bytes: its offset, tagged
+        r[ops[0]] = 0x4D41500000000000ull | at(ops[1]).second;
+      } else if (op == "atom.global.add.u64") {
+        ASSERT_EQ(ops[1], "[__tmakit_trace+16]") << line;
+        r[ops[0]] = w.words[2];
+        w.words[2] += v(2);
+      } else if (op.rfind("setp.", 0) == 0) {
+        static const std::regex setp(R"(setp\.(ne|eq|lt|le)(?:\.(and|or))?\.[us](32|64))");
+        std::smatch s;
+        ASSERT_TRUE(std::regex_match(op, s, setp)) << line;
+        uint64_t a = v(1), b = v(2);
+        if (s[3] == "32") a &= 0xFFFFFFFF, b &= 0xFFFFFFFF;
+        bool c = s[1] == "ne" ? a != b : s[1] == "eq" ? a == b : s[1] == "lt" ? a < b : a <= b;
+        if (s[2] == "and") c = c && v(3);
+        if (s[2] == "or") c = c || v(3);
+        r[ops[0]] = c;
+      } else if (op == "and.pred") {
+        r[ops[0]] = v(1) && v(2);
+      } else if (op == "activemask.b32") {
+        r[ops[0]] = mask;
+      } else if (op == "and.b32") {
+        r[ops[0]] = v(1) & v(2) & 0xFFFFFFFF;
+      } else if (op == "popc.b32") {
+        r[ops[0]] = static_cast<uint64_t>(__builtin_popcount(static_cast<uint32_t>(v(1))));
+      } else if (op == "brev.b32") {
+        uint32_t x = static_cast<uint32_t>(v(1)), y = 0;
+        for (int k = 0; k < 32; ++k) y |= ((x >> k) & 1u) << (31 - k);
+        r[ops[0]] = y;
+      } else if (op == "clz.b32") {
+        uint32_t x = static_cast<uint32_t>(v(1));
+        r[ops[0]] = x ? static_cast<uint64_t>(__builtin_clz(x)) : 32;
+      } else if (op == "mul.wide.u32") {
+        r[ops[0]] = (v(1) & 0xFFFFFFFF) * (v(2) & 0xFFFFFFFF);
+      } else if (op == "add.u64" || op == "add.s64") {
+        r[ops[0]] = v(1) + v(2);
+      } else if (op == "mad.lo.u64") {
+        r[ops[0]] = v(1) * v(2) + v(3);
+      } else if (op == "cvt.u64.u32") {
+        r[ops[0]] = v(1) & 0xFFFFFFFF;
+      } else if (op == "selp.b64" || op == "selp.b32") {
+        r[ops[0]] = v(3) ? v(1) : v(2);
+      } else if (op == "bfi.b32") {  // bfi d, a, b, pos, len: b with bits [pos, pos+len) from a
+        const uint64_t pos = v(3), len = v(4), field = ((1ull << len) - 1) << pos;
+        r[ops[0]] = ((v(2) & ~field) | ((v(1) << pos) & field)) & 0xFFFFFFFF;
+      } else if (op == "mov.b64" && ops[0][0] == '{') {  // unpack
+        auto parts = operands(ops[0].substr(1, ops[0].size() - 2));
+        r[parts[0]] = v(1) & 0xFFFFFFFF, r[parts[1]] = v(1) >> 32;
+      } else if (op == "mov.b64" && ops[1][0] == '{') {  // pack
+        auto parts = operands(ops[1].substr(1, ops[1].size() - 2));
+        r[ops[0]] = (val(l, parts[0]) & 0xFFFFFFFF) | val(l, parts[1]) << 32;
+      } else if (op.rfind("mov.", 0) == 0) {
+        r[ops[0]] = v(1);
+      } else if (op.rfind("st.global.", 0) == 0) {
+        auto [base, off] = at(ops[0]);
+        const uint64_t addr = r[base] + off - w.words[0];
+        std::vector<uint64_t> vals;
+        int bytes = 8;
+        if (op == "st.global.v2.b64") {
+          auto parts = operands(ops[1].substr(1, ops[1].size() - 2));
+          vals = {val(l, parts[0]), val(l, parts[1])};
+        } else {
+          vals = {v(1)};
+          bytes = std::stoi(op.substr(op.rfind(".b") + 2)) / 8;
+        }
+        for (size_t k = 0; k < vals.size(); ++k) {
+          ASSERT_LE(addr + k * 8 + bytes, w.mem.size()) << "a store past the buffer: " << line;
+          std::memcpy(w.mem.data() + addr + k * 8, &vals[k], bytes);
+        }
+      } else {
+        FAIL() << "not interpreted: " << line;
+      }
+    }
+  }
 }
+
+struct Instrumented {
+  instrument::Result r;
+  Instrumented() : r(instrument::instrument_module(kModule, "k.ptx")) {}
+  std::vector<std::string> prologue() const {  // the lines after the entry's `{` that name the prefix
+    std::vector<std::string> out;
+    std::istringstream in(r.text);
+    std::string l;
+    bool body = false;
+    while (std::getline(in, l)) {
+      if (l == "{") body = true;
+      else if (body && l.find("__tmakit site") != std::string::npos) break;
+      else if (body && l.find("__tmakit") != std::string::npos && l.find(".reg") == std::string::npos) out.push_back(l);
+    }
+    return out;
+  }
+};
 
 TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
-  auto r = instrument::instrument_module(kModule, "k.ptx");
-  ASSERT_EQ(r.status, 0) << (r.diags.empty() ? "" : format(r.diags[0]));
-  ASSERT_EQ(r.sites.size(), 2u);
-
-  // mbarrier.init: one record; its values: the barrier's address (shared window), the count.
-  auto init = run_site(lines_of_site(r.text, 0), 1);
-  instrument::Record want = expected_ids();
-  want.site = 0;
-  want.op = static_cast<uint16_t>(instrument::TraceOp::mbar_init);
-  std::vector<uint8_t> bytes(sizeof want);
-  std::memcpy(bytes.data(), &want, sizeof want);
-  // Bytes 0..31 (head and ids) exactly; the values are the table's business (other tests).
-  EXPECT_EQ(std::vector<uint8_t>(init.begin(), init.begin() + 32), std::vector<uint8_t>(bytes.begin(), bytes.begin() + 32));
-
-  // The tensor load: its map's two halves, then its own record, each with the same ids.
-  auto load = run_site(lines_of_site(r.text, 1), 3);
-  const instrument::TraceOp ops[3] = {instrument::TraceOp::tensor_map_lo, instrument::TraceOp::tensor_map_hi,
-                                      instrument::TraceOp::tensor_load};
-  for (int k = 0; k < 3; ++k) {
+  Instrumented in;
+  ASSERT_EQ(in.r.status, 0) << (in.r.diags.empty() ? "" : format(in.r.diags[0]));
+  ASSERT_EQ(in.r.sites.size(), 3u);
+  Warp w(1, 8);
+  w.regs[0] = {{"%ctaid.x", 0x01020304}, {"%ctaid.y", 0x1112}, {"%ctaid.z", 0x2122}, {"%tid.x", 0x3132},
+               {"%tid.y", 0x4142}, {"%tid.z", 0x5152}, {"%cluster_ctarank", 0x6162}, {"%clusterid.x", 0x71727374},
+               {"%clusterid.y", 0x8182}, {"%clusterid.z", 0x9192}, {"%p2", 1}};
+  run(w, in.prologue());
+  run(w, lines_of_site(in.r.text, kInit));
+  run(w, lines_of_site(in.r.text, kLoad));
+  Record want{};
+  want.ctaid_x = 0x01020304, want.ctaid_y = 0x1112, want.ctaid_z = 0x2122;
+  want.tid_x = 0x3132, want.tid_y = 0x4142, want.tid_z = 0x5152, want.cluster_ctarank = 0x6162;
+  want.clusterid_x = 0x71727374, want.clusterid_y = 0x8182, want.clusterid_z = 0x9192;
+  // mbarrier.init, then the tensor load's map halves and its own record.
+  const std::pair<uint32_t, TraceOp> heads[4] = {{kInit, TraceOp::mbar_init}, {kLoad, TraceOp::tensor_map_lo},
+                                                 {kLoad, TraceOp::tensor_map_hi}, {kLoad, TraceOp::tensor_load}};
+  EXPECT_EQ(w.words[2], 4u);
+  for (int k = 0; k < 4; ++k) {
     SCOPED_TRACE(k);
-    want.site = 1;
-    want.op = static_cast<uint16_t>(ops[k]);
-    std::memcpy(bytes.data(), &want, sizeof want);
-    const auto at = load.begin() + k * instrument::kRecordBytes;
-    EXPECT_EQ(std::vector<uint8_t>(at, at + 32), std::vector<uint8_t>(bytes.begin(), bytes.begin() + 32));
+    want.site = heads[k].first;
+    want.op = static_cast<uint16_t>(heads[k].second);
+    Record got = w.record(k);
+    // Bytes 0..31 (head and ids) exactly; the values are the table's business (other tests).
+    EXPECT_EQ(std::memcmp(&got, &want, 32), 0) << "site " << got.site << " op " << got.op << " ctaid " << std::hex
+                                                << got.ctaid_x << " " << got.ctaid_y << " " << got.ctaid_z << " tid "
+                                                << got.tid_x << " " << got.tid_y << " " << got.tid_z << " cluster "
+                                                << got.clusterid_x << " " << got.clusterid_y << " " << got.clusterid_z;
+  }
+  // The map's halves: bytes 0..63 and 64..127 of the map (read here as their offsets, tagged).
+  for (int half = 0; half < 2; ++half)
+    for (int k = 0; k < 8; ++k) {
+      uint64_t v;
+      std::memcpy(&v, w.record(1 + half).values + 8 * k, 8);
+      EXPECT_EQ(v, 0x4D41500000000000ull | (64 * half + 8 * k)) << half << " " << k;
+    }
+}
+
+// One reservation a warp: the recording lanes' records are consecutive, in lane order, from
+// where the counter stood; lanes whose guard is false write nothing; past the capacity nothing
+// is written but the counter still counts every record.
+TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
+  Instrumented in;
+  for (uint64_t start : {0u, 5u}) {
+    SCOPED_TRACE(start);
+    Warp w(32, 64);
+    w.words[2] = start;
+    std::vector<int> voters;
+    for (int l = 0; l < 32; ++l) {
+      w.regs[l]["%p2"] = l % 3 != 0;
+      if (l % 3) voters.push_back(l);
+    }
+    w.active[29] = false;  // a lane that is elsewhere (diverged, or exited) takes no part
+    voters.erase(std::find(voters.begin(), voters.end(), 29));
+    run(w, lines_of_site(in.r.text, kInit));
+    ASSERT_EQ(w.words[2], start + voters.size());
+    for (size_t i = 0; i < start; ++i) EXPECT_EQ(w.record(i).op, 0) << i;
+    for (size_t i = 0; i < voters.size(); ++i) {
+      const Record r = w.record(start + i);
+      EXPECT_EQ(r.op, static_cast<uint16_t>(TraceOp::mbar_init)) << i;
+      EXPECT_EQ(r.tid_x, voters[i]) << i;
+    }
+    EXPECT_EQ(w.record(start + voters.size()).op, 0);
+  }
+  // Three records a lane for a tensor operation: each lane's three are together.
+  Warp w(4, 64);
+  for (int l = 0; l < 4; ++l) w.regs[l]["%p2"] = l != 1;
+  run(w, lines_of_site(in.r.text, kLoad));
+  ASSERT_EQ(w.words[2], 9u);
+  const int lane_of[3] = {0, 2, 3};
+  for (int i = 0; i < 9; ++i) {
+    const Record r = w.record(i);
+    EXPECT_EQ(r.tid_x, lane_of[i / 3]) << i;
+    EXPECT_EQ(r.op, static_cast<uint16_t>(i % 3 == 0 ? TraceOp::tensor_map_lo : i % 3 == 1 ? TraceOp::tensor_map_hi
+                                                                                           : TraceOp::tensor_load))
+        << i;
+  }
+  // A capacity of 10 and 21 voters: 10 written, 21 counted.
+  Warp full(32, 10);
+  for (int l = 0; l < 32; ++l) full.regs[l]["%p2"] = l % 3 != 0;
+  run(full, lines_of_site(in.r.text, kInit));
+  EXPECT_EQ(full.words[2], 21u);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(full.record(i).op, static_cast<uint16_t>(TraceOp::mbar_init)) << i;
+  // Tracing off (no records address): nothing reserved, nothing written.
+  Warp off(32, 10);
+  off.words[0] = 0;
+  for (int l = 0; l < 32; ++l) off.regs[l]["%p2"] = 1;
+  std::vector<std::string> lines = lines_of_site(in.r.text, kInit);
+  run(off, lines);
+  EXPECT_EQ(off.words[2], 0u);
+}
+
+// A wait loop: its first failed poll and its success are recorded, the polls between are not;
+// any other record ends the streak, so the next failed poll is recorded again.
+TEST(InstrumentRecordBytes, AWaitLoopIsRecordedAtItsFirstFailureAndItsSuccess) {
+  Instrumented in;
+  Warp w(1, 64);
+  w.regs[0]["%p2"] = 1;
+  run(w, in.prologue());
+  auto poll = [&](bool done) {
+    w.regs[0]["%p3"] = done;  // what the try_wait returned (its record is written after it)
+    run(w, lines_of_site(in.r.text, kWait));
+  };
+  poll(false), poll(false), poll(false), poll(true);  // records: failed, succeeded
+  poll(false), poll(false);                           // failed
+  run(w, lines_of_site(in.r.text, kInit));           // an init: ends the streak
+  poll(false), poll(false), poll(true);               // failed, succeeded
+  const std::vector<std::pair<TraceOp, bool>> want = {
+      {TraceOp::mbar_try_wait, false}, {TraceOp::mbar_try_wait, true}, {TraceOp::mbar_try_wait, false},
+      {TraceOp::mbar_init, false},     {TraceOp::mbar_try_wait, false}, {TraceOp::mbar_try_wait, true}};
+  ASSERT_EQ(w.words[2], want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const Record r = w.record(i);
+    EXPECT_EQ(r.op, static_cast<uint16_t>(want[i].first)) << i;
+    EXPECT_EQ((r.flags & instrument::kFlagWaitComplete) != 0, want[i].second) << i;
   }
 }
 
