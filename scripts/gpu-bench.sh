@@ -10,7 +10,10 @@
 #                                 configurations. Results under $OUT (default ./gpu-out):
 #                                 bench.txt, bench.csv, unfold.txt, ncu.txt, ncu-short.txt,
 #                                 resources.txt, log.txt.
-# Environment: BENCH_ARGS (extra gpu_bench arguments), NCU=0 to skip the profiler.
+# Environment: BENCH_ARGS (extra gpu_bench arguments), NCU=0 to skip the profiler,
+#   WORKLOADS="copy transpose ..." (one gpu_bench --only W per workload, WORKLOAD_LIMIT
+#   seconds each, results in bench-W.txt/.csv), UNFOLD=0 (no PyTorch), NCU_KERNELS (regex),
+#   NCU_LIMIT (seconds), NCU_ARGS (extra gpu_bench arguments under ncu).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -67,23 +70,59 @@ device() {
   echo "== pipeline tests"
   timeout 60 "$DIR/gpu_test_pipeline"; echo "gpu_test_pipeline exit $?"
   echo "== suite"
-  # shellcheck disable=SC2086
-  timeout 300 "$DIR/gpu_bench" --reps 30 --csv "$out/bench.csv" ${BENCH_ARGS:-} >"$out/bench.txt" 2>&1
-  echo "gpu_bench exit $?"
-  echo "== unfold"
-  unfold >"$out/unfold.txt" 2>&1
-  cat "$out/unfold.txt"
+  if [ -n "${WORKLOADS:-}" ]; then
+    # One process per workload (--only), each with its own time limit, so that a slow or
+    # stuck workload cannot take the others' results with it; every ratio is still to
+    # cudaMemcpy measured in the same process.
+    local w
+    for w in $WORKLOADS; do
+      # shellcheck disable=SC2086
+      timeout "${WORKLOAD_LIMIT:-150}" "$DIR/gpu_bench" --reps 30 --only "$w" --csv "$out/bench-$w.csv" ${BENCH_ARGS:-} \
+        >"$out/bench-$w.txt" 2>&1
+      echo "gpu_bench --only $w exit $?"
+    done
+  else
+    # shellcheck disable=SC2086
+    timeout 300 "$DIR/gpu_bench" --reps 30 --csv "$out/bench.csv" ${BENCH_ARGS:-} >"$out/bench.txt" 2>&1
+    echo "gpu_bench exit $?"
+  fi
+  if [ "${UNFOLD:-1}" = 1 ]; then
+    echo "== unfold"
+    unfold >"$out/unfold.txt" 2>&1
+    cat "$out/unfold.txt"
+  fi
   if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
     echo "== ncu (tuned configurations, --quick, clocks left alone)"
-    local m=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum,lts__t_sectors_srcunit_tex.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sectors_op_red.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_membar.ratio
+    local want=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum,lts__t_sectors_srcunit_tex.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sectors_op_red.sum,l1tex__m_xbar2l1tex_read_bytes.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_membar.ratio
+    # The feed's own pass: what reaches the SMs, what L2 reads, and the multicast share.
+    local want_feed=gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sectors_op_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,l1tex__m_xbar2l1tex_read_bytes.sum,l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld_dest_multicast.sum,l1tex__m_l1tex2xbar_read_requests_mem_global_op_tma_ld_dest_multicast.sum,sm__warps_active.avg.pct_of_peak_sustained_active
+    # Only the metrics this ncu knows for this GPU (an unknown name fails the whole run);
+    # the names that mention multicast are listed for the record.
+    local known
+    known=$(ncu --query-metrics 2>/dev/null | awk '{print $1}')
+    grep -i multicast <<<"$known" | head -20 >"$out/ncu-multicast-metrics.txt"
+    known_only() {
+      local x m=""
+      for x in ${1//,/ }; do
+        if grep -qx "${x%%.*}" <<<"$known"; then m=${m:+$m,}$x; else echo "ncu: no metric ${x%%.*} here, left out" >&2; fi
+      done
+      echo "$m"
+    }
     # shellcheck disable=SC2086
-    timeout 240 ncu --clock-control none --kernel-name regex:'relay_kernel|vec_copy|tma_transpose|tma_splitk|classic|raw_reduce|atomic_reduce|feed' \
-      --launch-count 200 --metrics "$m" "$DIR/gpu_bench" --quick --reps 1 ${NCU_ARGS:-} >"$out/ncu.txt" 2>&1
+    timeout "${NCU_LIMIT:-240}" ncu --clock-control none --kernel-name regex:"${NCU_KERNELS:-relay_kernel|vec_copy|tma_transpose|tma_splitk|classic|raw_reduce|atomic_reduce|geam}" \
+      --launch-count 200 --metrics "$(known_only "$want")" "$DIR/gpu_bench" --quick --reps 1 ${NCU_ARGS:-} >"$out/ncu.txt" 2>&1
     echo "ncu exit $?"
     grep -E '^  [a-z_]+.*\(|gpu__time|dram__|lts__t|stalled|warps_active' "$out/ncu.txt" | sed 's/  */ /g' | head -400 >"$out/ncu-short.txt"
+    timeout "${NCU_LIMIT:-240}" ncu --clock-control none --kernel-name regex:feed --launch-count 200 \
+      --metrics "$(known_only "$want_feed")" "$DIR/gpu_bench" --quick --reps 1 --only gemm >"$out/ncu-feed.txt" 2>&1
+    echo "ncu (feed) exit $?"
+    timeout "${NCU_LIMIT:-240}" ncu --clock-control none --kernel-name regex:mcast --launch-count 200 \
+      --metrics "$(known_only "$want_feed,smsp__average_warp_latency_issue_stalled_membar.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio")" \
+      "$DIR/gpu_bench" --quick --reps 1 --only multicast >"$out/ncu-multicast.txt" 2>&1
+    echo "ncu (multicast) exit $?"
   fi
-  echo "== suite output (sweep in bench.txt)"
-  cat "$out/bench.txt"
+  echo "== suite output (sweep in bench*.txt)"
+  cat "$out"/bench*.txt
 }
 
 case "${1:-}" in

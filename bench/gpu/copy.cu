@@ -97,6 +97,9 @@ std::vector<RelayCfg> sweep_2d(bool quick) {
   for (int per : {1, 3, 4, 8}) v.push_back(RelayCfg{256, 16, 4, 1, 3, 0, 1, L2Promotion::none, per});
   for (int per : {1, 2}) v.push_back(RelayCfg{256, 32, 2, 0, 3, 0, 1, L2Promotion::none, per});
   for (int per : {1, 2, 4}) v.push_back(RelayCfg{256, 8, 4, 1, 6, 0, 1, L2Promotion::none, per});
+  // 4 KiB items, one a CTA (the vec16 peer's best is one 256-thread block per 4 KiB): the
+  // 32-blocks-per-SM limit, not shared memory, then caps the relays resident on an SM.
+  v.push_back(RelayCfg{256, 4, 4, 1, 6, 0, 1, L2Promotion::none, 1});
   v.push_back(RelayCfg{256, 16, 2, 0, 3, 0, 1, L2Promotion::none, 2});
   v.push_back(RelayCfg{256, 16, 4, 1, 3, 2, 1, L2Promotion::none, 2});
   v.push_back(RelayCfg{256, 16, 4, 1, 3, 0, 1, L2Promotion::b256, 2});
@@ -133,6 +136,7 @@ std::vector<RelayCfg> sweep_1d(bool quick) {
   }
   for (int per : {1, 3, 4, 8}) v.push_back(RelayCfg{16384, 0, 4, 1, 3, 0, 1, L2Promotion::none, per});
   for (int per : {1, 2, 4}) v.push_back(RelayCfg{8192, 0, 4, 1, 6, 0, 1, L2Promotion::none, per});
+  v.push_back(RelayCfg{4096, 0, 4, 1, 6, 0, 1, L2Promotion::none, 1});
   v.push_back(RelayCfg{32768, 0, 2, 0, 3, 0, 1, L2Promotion::none, 1});
   v.push_back(RelayCfg{16384, 0, 4, 1, 3, 2, 1, L2Promotion::none, 2});
   return v;

@@ -2,7 +2,8 @@
 // math taken out, across the whole GPU, so the regime where multicast pays is
 // measured, not assumed. CTA (m, n) of a grid of output tiles streams the row
 // panel A[m] (128 rows × K, bf16, K contiguous) and the column panel B[n]
-// (128 rows × K) in k-blocks of 64: 16 KiB of A and 16 KiB of B per stage.
+// (128 rows × K) in k-blocks of KB (64: 16 KiB of A and 16 KiB of B per stage,
+// 6 stages; 32: 8 + 8 KiB, 12 stages: the same bytes in flight, twice the slots).
 // Clusters of CX × CY CTAs: the CY CTAs of a cluster column share A[m], the CX
 // CTAs of a cluster row share B[n]. Without multicast every CTA loads both tiles
 // itself (L2 -> SM traffic = grid × tiles); with multicast CTA (cx, cy) loads
@@ -22,9 +23,9 @@ namespace bench {
 namespace {
 
 namespace cg = cooperative_groups;
-constexpr uint32_t kRows = 128, kKBlock = 64, kTileBytes = kRows * kKBlock * 2;  // 16 KiB
-constexpr uint32_t kStageBytes = 2 * kTileBytes;
-constexpr int kStages = 6;
+constexpr uint32_t kRows = 128;
+template <uint32_t KB>
+constexpr uint32_t kTileBytes = kRows * KB * 2;  // one bf16 tile of 128 rows × KB
 
 template <int CX, int CY>
 __device__ inline uint32_t rank_of(uint32_t cx, uint32_t cy) {
@@ -34,24 +35,30 @@ __device__ inline uint32_t rank_of(uint32_t cx, uint32_t cy) {
 // check != nullptr: the consumer sums every 32-bit word it received (A and B
 // tiles of every k-block) into check[m * tiles_n + n]; otherwise it reads one
 // word per lane per stage (the "trivial work" of a feed benchmark).
-template <int CX, int CY, bool Multicast>
+// Share: bit 0 = A slices multicast along the cluster column, bit 1 = B slices along
+// the cluster row (3: both, CUTLASS's default; 1 or 2: one operand shared, the other
+// loaded by each CTA itself; 0: no multicast).
+template <int CX, int CY, int Share, uint32_t KB, int Stages>
 __global__ void __cluster_dims__(CX, CY, 1) __launch_bounds__(64)
     gemm_feed(const __grid_constant__ dev::MapHandle a, const __grid_constant__ dev::MapHandle b,
               uint32_t kblocks, uint32_t kpass, unsigned long long* check, uint32_t* sink) {
+  constexpr uint32_t kTile = kTileBytes<KB>, kStageBytes = 2 * kTile;
   extern __shared__ uint8_t smem_raw[];
-  __shared__ dev::Pipeline<kStages> pipe;
+  __shared__ dev::Pipeline<Stages> pipe;
   uint8_t* slots = align_1k(smem_raw);
   cg::cluster_group cluster = cg::this_cluster();
   const dim3 ci = cluster.block_index();
   const uint32_t cx = ci.x, cy = ci.y, m = blockIdx.x, n = blockIdx.y;
   // Writers into this CTA's slots = the CTAs it receives from: its cluster column
   // (A slices) and its cluster row (B slices), itself once.
-  constexpr uint32_t kWriters = Multicast ? CX + CY - 1 : 1;
+  constexpr bool kShareA = (Share & 1) && CY > 1, kShareB = (Share & 2) && CX > 1;
+  constexpr uint32_t kWriters = 1 + (kShareA ? CY - 1 : 0) + (kShareB ? CX - 1 : 0);
   if (threadIdx.x == 0) pipe.init(kWriters);
   uint16_t column_mask = 0, row_mask = 0;  // CTAs sharing A[m]; CTAs sharing B[n]
   for (uint32_t j = 0; j < CY; ++j) column_mask |= uint16_t(1u << rank_of<CX, CY>(cx, j));
   for (uint32_t i = 0; i < CX; ++i) row_mask |= uint16_t(1u << rank_of<CX, CY>(i, cy));
-  const uint16_t writers = column_mask | row_mask;
+  const uint16_t writers = uint16_t(1u << rank_of<CX, CY>(cx, cy)) | (kShareA ? column_mask : 0) |
+                           (kShareB ? row_mask : 0);
   cluster.sync();
   dev::PipeState ps;
   if (threadIdx.x == 0) {
@@ -60,22 +67,22 @@ __global__ void __cluster_dims__(CX, CY, 1) __launch_bounds__(64)
       dev::wait_parity(&pipe.empty[ps.stage], ps.phase ^ 1);
       uint64_t* full = &pipe.full[ps.stage];
       dev::arrive_expect_tx(full, kStageBytes);  // both whole tiles land here in every mode
-      const int32_t kc = int32_t((k % kpass) * kKBlock);  // passes over K (kblocks / kpass of them)
-      if (Multicast && CY > 1) {
+      const int32_t kc = int32_t((k % kpass) * KB);  // passes over K (kblocks / kpass of them)
+      if (kShareA) {
         const int32_t c[2] = {kc, int32_t(m * kRows + cy * (kRows / CY))};
         dev::load_tile_multicast(slot + cy * a.box_bytes, a, c, full, column_mask);
       } else {
         const int32_t c[2] = {kc, int32_t(m * kRows)};
         dev::load_tile(slot, a, c, full);
       }
-      if (Multicast && CX > 1) {
+      if (kShareB) {
         const int32_t c[2] = {kc, int32_t(n * kRows + cx * (kRows / CX))};
-        dev::load_tile_multicast(slot + kTileBytes + cx * b.box_bytes, b, c, full, row_mask);
+        dev::load_tile_multicast(slot + kTile + cx * b.box_bytes, b, c, full, row_mask);
       } else {
         const int32_t c[2] = {kc, int32_t(n * kRows)};
-        dev::load_tile(slot + kTileBytes, b, c, full);
+        dev::load_tile(slot + kTile, b, c, full);
       }
-      ps.advance<kStages>();
+      ps.advance<Stages>();
     }
   } else if (threadIdx.x >= 32) {
     const uint32_t lane = threadIdx.x & 31;
@@ -90,12 +97,12 @@ __global__ void __cluster_dims__(CX, CY, 1) __launch_bounds__(64)
         acc += w[lane];
       }
       __syncwarp();
-      if constexpr (Multicast) {
+      if constexpr (kShareA || kShareB) {
         pipe.consumer_release_writers(ps, writers);
       } else if (lane == 0) {
         dev::arrive(&pipe.empty[ps.stage]);
       }
-      ps.advance<kStages>();
+      ps.advance<Stages>();
     }
     if (check) {
       for (int d = 16; d; d >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, d);
@@ -126,19 +133,24 @@ struct Feed {
   Buf& sink;
 };
 
-template <int CX, int CY, bool Multicast>
+template <int CX, int CY, int Share, uint32_t KB = 64, int Stages = 6>
 void feed_case(Suite& s, const Feed& f) {
+  constexpr uint32_t kStageBytes = 2 * kTileBytes<KB>;
   const Buf &a = f.a, &b = f.b, &check = f.check, &sink = f.sink;
   const uint32_t tiles_m = f.tiles_m, tiles_n = f.tiles_n, k = f.k, passes = f.passes;
-  const uint32_t kpass = k / kKBlock, kblocks = kpass * passes;
+  const uint32_t kpass = k / KB, kblocks = kpass * passes;
   const std::string wl = fmt("gemm feed %ux%u tiles, K=%u x%u", tiles_m, tiles_n, k, passes);
-  const std::string impl = Multicast ? "tmakit multicast slices" : "each CTA loads A and B";
-  const std::string cfg = fmt("cluster %dx%d, S%d", CX, CY, kStages);
-  const uint32_t a_rows = Multicast ? kRows / CY : kRows, b_rows = Multicast ? kRows / CX : kRows;
-  const dev::MapHandle ha = dev::make_map_handle(map_2d(a.p, DataType::bfloat16, k, uint64_t(tiles_m) * kRows, kKBlock, a_rows));
-  const dev::MapHandle hb = dev::make_map_handle(map_2d(b.p, DataType::bfloat16, k, uint64_t(tiles_n) * kRows, kKBlock, b_rows));
-  auto* kern = gemm_feed<CX, CY, Multicast>;
-  const size_t smem = size_t(kStages) * kStageBytes + 1024;
+  constexpr bool kShareA = (Share & 1) && CY > 1, kShareB = (Share & 2) && CX > 1;
+  const std::string impl = !kShareA && !kShareB ? "each CTA loads A and B"
+                           : kShareA && kShareB ? "tmakit multicast slices"
+                           : kShareA            ? "tmakit multicast A slices, B loaded"
+                                                : "tmakit multicast B slices, A loaded";
+  const std::string cfg = fmt("cluster %dx%d, k-block %u, S%d", CX, CY, KB, Stages);
+  const uint32_t a_rows = kShareA ? kRows / CY : kRows, b_rows = kShareB ? kRows / CX : kRows;
+  const dev::MapHandle ha = dev::make_map_handle(map_2d(a.p, DataType::bfloat16, k, uint64_t(tiles_m) * kRows, KB, a_rows));
+  const dev::MapHandle hb = dev::make_map_handle(map_2d(b.p, DataType::bfloat16, k, uint64_t(tiles_n) * kRows, KB, b_rows));
+  auto* kern = gemm_feed<CX, CY, Share, KB, Stages>;
+  const size_t smem = size_t(Stages) * kStageBytes + 1024;
   BENCH_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const dim3 grid(tiles_m, tiles_n);
   auto mismatches = [&] {
@@ -151,7 +163,7 @@ void feed_case(Suite& s, const Feed& f) {
   };
   const double ctas = double(tiles_m) * tiles_n;
   Row r{wl, impl, cfg, ctas * kblocks * kStageBytes};
-  const double l2_sm = Multicast ? ctas * kblocks * kTileBytes * (1.0 / CY + 1.0 / CX) : r.bytes;
+  const double l2_sm = ctas * kblocks * kTileBytes<KB> * ((kShareA ? 1.0 / CY : 1.0) + (kShareB ? 1.0 / CX : 1.0));
   r.note = fmt("(L2->SM %.0f MB)", l2_sm / 1e6);
   s.check_and_time(
       r, [&] { poison(check.p, check.bytes); },
@@ -163,21 +175,36 @@ void feed_case(Suite& s, const Feed& f) {
 
 void run_gemm_feed(Suite& s) {
   if (!s.wants("gemm")) return;
-  // 16 × 8 = 128 output tiles (one CTA per SM, 6 stages of 32 KiB), K = 8192:
-  // A 32 MiB, B 16 MiB, both within L2 (50 MB), so L2 -> SM is what is measured;
-  // 8 passes over K so that one launch lasts ~0.4 ms.
-  const uint32_t tiles_m = 16, tiles_n = 8, k = 8192, passes = 8;
-  Buf a(size_t(tiles_m) * kRows * k * 2), b(size_t(tiles_n) * kRows * k * 2);
-  Buf check(size_t(tiles_m) * tiles_n * 8), sink(4);
-  fill_bf16(a.as<uint16_t>(), a.bytes / 2, s.next_seed());
-  fill_bf16(b.as<uint16_t>(), b.bytes / 2, s.next_seed());
-  const Feed f{a, b, tiles_m, tiles_n, k, passes, panel_sums(a, tiles_m, k), panel_sums(b, tiles_n, k), check, sink};
-  feed_case<2, 1, false>(s, f);
-  feed_case<2, 1, true>(s, f);
-  feed_case<1, 2, false>(s, f);
-  feed_case<1, 2, true>(s, f);
-  feed_case<2, 2, false>(s, f);
-  feed_case<2, 2, true>(s, f);
+  // 16 × 8 = 128 output tiles (one CTA per SM, 192 KiB of stages), two working sets:
+  //  - K = 8192: A 32 MiB and B 16 MiB, both within L2 (50 MB), so L2 -> SM is what is
+  //    measured; 8 passes over K so that one launch lasts ~0.4 ms;
+  //  - K = 65536, one pass: A 256 MiB and B 128 MiB, 8 times L2: the panels stream from
+  //    DRAM, and the CTAs that share a panel read it at about the same time.
+  // Each cluster shape with 64-wide k-blocks in 6 stages and 32-wide in 12 (--quick: the 64s
+  // and the 2 × 2 32s).
+  const uint32_t tiles_m = 16, tiles_n = 8;
+  for (const auto& [k, passes] : {std::pair<uint32_t, uint32_t>{8192, 8}, {65536, 1}}) {
+    Buf a(size_t(tiles_m) * kRows * k * 2), b(size_t(tiles_n) * kRows * k * 2);
+    Buf check(size_t(tiles_m) * tiles_n * 8), sink(4);
+    fill_bf16(a.as<uint16_t>(), a.bytes / 2, s.next_seed());
+    fill_bf16(b.as<uint16_t>(), b.bytes / 2, s.next_seed());
+    const Feed f{a, b, tiles_m, tiles_n, k, passes, panel_sums(a, tiles_m, k), panel_sums(b, tiles_n, k), check, sink};
+    feed_case<2, 1, 0>(s, f);
+    feed_case<2, 1, 3>(s, f);
+    feed_case<1, 2, 0>(s, f);
+    feed_case<1, 2, 3>(s, f);
+    feed_case<2, 2, 0>(s, f);
+    feed_case<2, 2, 3>(s, f);
+    feed_case<2, 2, 1>(s, f);  // 2 × 2 sharing one operand: two writers a slot instead of three
+    feed_case<2, 2, 2>(s, f);
+    feed_case<2, 2, 0, 32, 12>(s, f);
+    feed_case<2, 2, 3, 32, 12>(s, f);
+    if (s.quick) continue;
+    feed_case<2, 1, 0, 32, 12>(s, f);
+    feed_case<2, 1, 3, 32, 12>(s, f);
+    feed_case<1, 2, 0, 32, 12>(s, f);
+    feed_case<1, 2, 3, 32, 12>(s, f);
+  }
 }
 
 }  // namespace bench

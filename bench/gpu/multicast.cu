@@ -163,7 +163,7 @@ void run_multicast(Suite& s) {
     mcast_case<4, 0, 6>(s, grid, 0, 0, x, tiles, check, sink, bad);
     for (int cw : {0, 1})
       for (int rel : {0, 1, 2}) {
-        if (s.quick && (grid == 256 || cw == 0)) continue;
+        if (s.quick && !(cw == 0 && rel == 2)) continue;  // --quick: the tuned form (.cta releases and waits)
         if (cw == 1 && rel == 2) continue;  // cluster-scope waits contradict .cta full waits' point
         mcast_case<2, 1, 6>(s, grid, cw, rel, x, tiles, check, sink, bad);
         mcast_case<4, 1, 6>(s, grid, cw, rel, x, tiles, check, sink, bad);

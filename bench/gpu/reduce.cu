@@ -6,6 +6,12 @@
 //    (K L2 reductions per element);
 //  - smem-sum: one 3-D load brings all K parts of a tile, consumer warps add
 //    them in registers, one reduce_tile per tile (1 L2 reduction per element).
+// and a third that moves the bytes as the read-add-write peer does:
+//  - tile read-add-write: the 3-D load of the K parts and a tile load of out land
+//    on the same barrier, consumer warps add all K + 1, one store_tile per tile
+//    (no L2 reduction at all).
+// Each either over a persistent grid or a non-persistent one (tiles / N CTAs of
+// N consecutive tiles: the grid shape that took the copies from 0.95 to 0.99x).
 // Peers: a read-add-write kernel and a float4 atomicAdd kernel.
 #include "relay.cuh"
 
@@ -57,15 +63,16 @@ __device__ inline void consumers_sync(int threads) { asm volatile("bar.sync 1, %
 // output buffers, one thread issues reduce_tile(add) (the same store protocol
 // as the transpose: the previous tile's reduction has read the other buffer
 // before the barrier).
-template <int Stages, uint32_t BX, uint32_t BY>
+template <int Stages, uint32_t BX, uint32_t BY, bool LoadOut = false>
 __global__ void __launch_bounds__(288) tma_splitk(const __grid_constant__ dev::MapHandle in,
                                                   const __grid_constant__ dev::MapHandle out, uint32_t tiles_x,
                                                   uint32_t tiles, int order) {
   constexpr uint32_t kOut = BX * BY * 4, kIn = kOut * kK, kF4 = BX * BY / 4;
+  constexpr uint32_t kStage = LoadOut ? kIn + kOut : kIn;  // K parts, then out's tile
   extern __shared__ uint8_t smem_raw[];
   __shared__ dev::Pipeline<Stages> pipe;
   uint8_t* in_s = align_1k(smem_raw);
-  uint8_t* out_s = in_s + Stages * kIn;
+  uint8_t* out_s = in_s + Stages * kStage;
   const int tid = threadIdx.x;
   if (tid == 0) pipe.init(8);
   __syncthreads();
@@ -76,9 +83,15 @@ __global__ void __launch_bounds__(288) tma_splitk(const __grid_constant__ dev::M
     if (tid == 256)
       for (uint32_t k = 0; k < n; ++k) {
         const uint32_t t = first + k * step;
-        uint64_t* full = pipe.producer_acquire(ps, in);
+        dev::wait_parity(&pipe.empty[ps.stage], ps.phase ^ 1);
+        uint64_t* full = &pipe.full[ps.stage];
+        dev::arrive_expect_tx(full, kStage);
         const int32_t c[3] = {int32_t((t % tiles_x) * BX), int32_t((t / tiles_x) * BY), 0};
-        dev::load_tile(in_s + ps.stage * kIn, in, c, full);
+        dev::load_tile(in_s + ps.stage * kStage, in, c, full);
+        if constexpr (LoadOut) {
+          const int32_t c2[2] = {c[0], c[1]};
+          dev::load_tile(in_s + ps.stage * kStage + kIn, out, c2, full);
+        }
         ps.advance<Stages>();
       }
     return;
@@ -86,14 +99,14 @@ __global__ void __launch_bounds__(288) tma_splitk(const __grid_constant__ dev::M
   uint32_t buf = 0;
   for (uint32_t k = 0; k < n; ++k) {
     const uint32_t t = first + k * step;
-    pipe.consumer_wait(ps, in.box_bytes);
-    const float4* src = reinterpret_cast<const float4*>(in_s + ps.stage * kIn);
+    pipe.consumer_wait(ps, kStage);
+    const float4* src = reinterpret_cast<const float4*>(in_s + ps.stage * kStage);
     float4* dst = reinterpret_cast<float4*>(out_s + buf * kOut);
 #pragma unroll
     for (uint32_t i = tid; i < kF4; i += 256) {
       float4 acc = src[i];
 #pragma unroll
-      for (uint32_t p = 1; p < kK; ++p) {
+      for (uint32_t p = 1; p < (LoadOut ? kK + 1 : kK); ++p) {  // part K of a LoadOut stage is out
         const float4 v = src[p * kF4 + i];
         acc.x += v.x, acc.y += v.y, acc.z += v.z, acc.w += v.w;
       }
@@ -105,7 +118,8 @@ __global__ void __launch_bounds__(288) tma_splitk(const __grid_constant__ dev::M
     consumers_sync(256);
     if (tid == 0) {
       const int32_t c[2] = {int32_t((t % tiles_x) * BX), int32_t((t / tiles_x) * BY)};
-      dev::reduce_tile(cuda::ptx::op_add, out, c, out_s + buf * kOut);
+      if constexpr (LoadOut) dev::store_tile(out, c, out_s + buf * kOut);
+      else dev::reduce_tile(cuda::ptx::op_add, out, c, out_s + buf * kOut);
       dev::commit_group();
     }
     buf ^= 1;
@@ -167,8 +181,10 @@ void run_reduce(Suite& s) {
     }
     timed(launch, "tmakit tma load + reduce.add", cfg);
   }
-  // smem-sum form: box {BX, BY, K}, (stages, CTAs/SM, order) swept.
-  auto splitk = [&](auto kernel, uint32_t bx, uint32_t by, int stages, int ctas, int order) {
+  // smem-sum (and tile read-add-write) forms: box {BX, BY, K}, stages, grid and order swept.
+  // per_cta > 0: a non-persistent grid of tiles / per_cta CTAs, each per_cta consecutive
+  // tiles (ctas is then the least number of CTAs per SM that must fit).
+  auto splitk = [&](auto kernel, bool load_out, uint32_t bx, uint32_t by, int stages, int ctas, int order, int per_cta) {
     TensorMap mp = map_2d(parts.p, DataType::float32, kW, kH, bx, by);
     mp.rank = 3;
     mp.dims[2] = kK;
@@ -176,25 +192,41 @@ void run_reduce(Suite& s) {
     mp.box[2] = kK;
     const dev::MapHandle hp = dev::make_map_handle(mp);
     const dev::MapHandle ho = dev::make_map_handle(map_2d(out.p, DataType::float32, kW, kH, bx, by));
-    const size_t smem = size_t(stages * kK + 2) * bx * by * 4 + 1024;  // stages of K parts + 2 sums
-    const std::string cfg = fmt("box %ux%ux%u S%d %dcta/SM %s", bx, by, kK, stages, ctas, order ? "chunked" : "strided");
+    // stages of K parts (+ out's tile) and 2 sums
+    const size_t smem = size_t(stages * (kK + (load_out ? 1 : 0)) + 2) * bx * by * 4 + 1024;
+    const uint32_t tiles_x = kW / bx, tiles = tiles_x * (kH / by);
+    const int grid = per_cta ? int(tiles / per_cta) : ctas * s.sms;
+    const std::string shape = per_cta ? fmt("grid tiles/%d", per_cta) : fmt("%dcta/SM %s", ctas, order ? "chunked" : "strided");
+    const std::string cfg = fmt("box %ux%ux%u S%d %s", bx, by, kK, stages, shape.c_str());
     const int fit = smem <= 227 * 1024 ? ctas_per_sm(kernel, 288, smem) : 0;
     if (fit < ctas) {
       std::printf("  skip %s %s: %d CTAs/SM fit\n", wl.c_str(), cfg.c_str(), fit);
       return;
     }
-    const uint32_t tiles_x = kW / bx, tiles = tiles_x * (kH / by);
-    const int grid = ctas * s.sms;
-    timed([=] { kernel<<<grid, 288, smem>>>(hp, ho, tiles_x, tiles, order); }, "tmakit tma smem-sum + reduce.add", cfg);
+    if (per_cta) order = 1;
+    timed([=] { kernel<<<grid, 288, smem>>>(hp, ho, tiles_x, tiles, order); },
+          load_out ? "tmakit tma tile read-add-write" : "tmakit tma smem-sum + reduce.add", cfg);
   };
-  splitk(tma_splitk<4, 64, 32>, 64, 32, 4, 1, 0);
+  // --quick: the best of each form (one tile per CTA, non-persistent).
+  splitk(tma_splitk<1, 64, 32>, false, 64, 32, 1, 3, 0, 1);
+  splitk(tma_splitk<1, 64, 32, true>, true, 64, 32, 1, 3, 0, 1);
   if (!s.quick) {
-    splitk(tma_splitk<4, 64, 32>, 64, 32, 4, 1, 1);
-    splitk(tma_splitk<3, 64, 32>, 64, 32, 3, 2, 0);
-    splitk(tma_splitk<6, 64, 16>, 64, 16, 6, 1, 0);
-    splitk(tma_splitk<3, 64, 16>, 64, 16, 3, 3, 0);
-    splitk(tma_splitk<4, 128, 16>, 128, 16, 4, 1, 0);
-    splitk(tma_splitk<2, 64, 32>, 64, 32, 2, 2, 0);
+    splitk(tma_splitk<4, 64, 32>, false, 64, 32, 4, 1, 0, 0);
+    splitk(tma_splitk<4, 64, 32>, false, 64, 32, 4, 1, 1, 0);
+    splitk(tma_splitk<3, 64, 32>, false, 64, 32, 3, 2, 0, 0);
+    splitk(tma_splitk<6, 64, 16>, false, 64, 16, 6, 1, 0, 0);
+    splitk(tma_splitk<3, 64, 16>, false, 64, 16, 3, 3, 0, 0);
+    splitk(tma_splitk<4, 128, 16>, false, 128, 16, 4, 1, 0, 0);
+    splitk(tma_splitk<2, 64, 32>, false, 64, 32, 2, 2, 0, 0);
+    // Non-persistent grids (smem: S1 48 KiB, S2 80 KiB for 64 × 32; S2 40 KiB for 64 × 16).
+    splitk(tma_splitk<2, 64, 32>, false, 64, 32, 2, 2, 0, 2);
+    splitk(tma_splitk<2, 64, 16>, false, 64, 16, 2, 4, 0, 2);
+    splitk(tma_splitk<2, 64, 16>, false, 64, 16, 2, 4, 0, 4);
+    splitk(tma_splitk<2, 64, 32, true>, true, 64, 32, 2, 2, 0, 2);
+    splitk(tma_splitk<4, 64, 32, true>, true, 64, 32, 4, 1, 0, 0);
+    splitk(tma_splitk<2, 64, 16, true>, true, 64, 16, 2, 4, 0, 2);
+    splitk(tma_splitk<2, 64, 16, true>, true, 64, 16, 2, 4, 0, 4);
+    splitk(tma_splitk<3, 64, 16, true>, true, 64, 16, 3, 3, 0, 0);
   }
   const size_t n4 = kElems / 4;
   for (int mult : {4, 16}) {

@@ -38,19 +38,21 @@ __device__ inline void transpose_regs(const uint4 (&v)[16 / ES], uint4 (&w)[16 /
 // Named barrier among the consumer warps (CCCL has no bar.sync wrapper).
 __device__ inline void consumers_sync(int threads) { asm volatile("bar.sync 1, %0;" ::"r"(threads) : "memory"); }
 
-// ES = element bytes; a load box is LX columns (128 bytes) × LX·R rows; the R
-// output boxes are LX × LX. 64 consumer threads per LX × LX sub-tile, each one
+// ES = element bytes; a load box is LX columns (128 bytes, the 128B swizzle's
+// limit) × LX·R rows, and a tile is W such boxes side by side (W·128 contiguous
+// bytes of every input row; the R·W output boxes give R·128 contiguous bytes of
+// every output row). 64 consumer threads per LX × LX sub-tile, each one
 // micro-block of V × V elements (V = 16 / ES), one producer warp.
-template <int ES, int R, int Stages>
-__global__ void __launch_bounds__(64 * R + 32) tma_transpose(const __grid_constant__ dev::MapHandle in,
+template <int ES, int R, int Stages, int W = 1>
+__global__ void __launch_bounds__(64 * R * W + 32) tma_transpose(const __grid_constant__ dev::MapHandle in,
                                                            const __grid_constant__ dev::MapHandle out,
                                                            uint32_t tiles_x, uint32_t tiles, int hint, int order,
                                                            uint32_t gy) {
-  constexpr int LX = 128 / ES, V = 16 / ES, NC = 64 * R, BOX = 128 * LX * R;
+  constexpr int LX = 128 / ES, V = 16 / ES, NC = 64 * R * W, BOX = 128 * LX * R, TILE = BOX * W;
   extern __shared__ uint8_t smem_raw[];
   __shared__ dev::Pipeline<Stages> pipe;
   uint8_t* in_s = align_1k(smem_raw);
-  uint8_t* out_s = in_s + Stages * BOX;  // two output buffers
+  uint8_t* out_s = in_s + Stages * TILE;  // two output buffers
   const int tid = threadIdx.x;
   if (tid == 0) pipe.init(NC / 32);
   __syncthreads();
@@ -61,18 +63,22 @@ __global__ void __launch_bounds__(64 * R + 32) tma_transpose(const __grid_consta
   // tiles in flight across the grid share input rows and output rows.
   auto tile_xy = [&](uint32_t k, int32_t& x0, int32_t& y0) {
     const uint32_t u = first + k * step, g = u / (tiles_x * gy), w = u % (tiles_x * gy);
-    x0 = int32_t((w / gy) * LX);
+    x0 = int32_t((w / gy) * LX * W);
     y0 = int32_t((g * gy + w % gy) * LX * R);
   };
   if (tid >= NC) {
     if (tid == NC)
       for (uint32_t k = 0; k < n; ++k) {
-        uint64_t* full = pipe.producer_acquire(ps, in);
+        uint64_t* full = pipe.producer_acquire(ps, in, W);
         int32_t x0, y0;
         tile_xy(k, x0, y0);
-        const int32_t c[2] = {x0, y0};
-        if (hint) dev::load_tile_hint(in_s + ps.stage * BOX, in, c, full, dev::kEvictFirst);
-        else dev::load_tile(in_s + ps.stage * BOX, in, c, full);
+#pragma unroll
+        for (int b = 0; b < W; ++b) {
+          const int32_t c[2] = {x0 + b * LX, y0};
+          uint8_t* dst = in_s + ps.stage * TILE + b * BOX;
+          if (hint) dev::load_tile_hint(dst, in, c, full, dev::kEvictFirst);
+          else dev::load_tile(dst, in, c, full);
+        }
         ps.advance<Stages>();
       }
     return;
@@ -83,8 +89,9 @@ __global__ void __launch_bounds__(64 * R + 32) tma_transpose(const __grid_consta
   const int sub = tid / 64, q = tid % 64, d = q / 8, t8 = q % 8, i = t8, j = t8 ^ d;
   uint32_t buf = 0;
   for (uint32_t k = 0; k < n; ++k) {
-    pipe.consumer_wait(ps, in.box_bytes);
-    const uint8_t* tile = in_s + ps.stage * BOX + sub * (LX * 128);
+    pipe.consumer_wait(ps, in.box_bytes * W);
+    // sub-tile sub = box sub / R, rows (sub % R)·LX of it: consecutive in shared memory
+    const uint8_t* tile = in_s + ps.stage * TILE + sub * (LX * 128);
     uint4 v[V], w[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) {
@@ -93,7 +100,7 @@ __global__ void __launch_bounds__(64 * R + 32) tma_transpose(const __grid_consta
     }
     pipe.consumer_release_warp(ps);
     transpose_regs<ES>(v, w);
-    uint8_t* o = out_s + buf * BOX + sub * (LX * 128);
+    uint8_t* o = out_s + buf * TILE + sub * (LX * 128);
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       const int x = V * i + e;
@@ -106,11 +113,14 @@ __global__ void __launch_bounds__(64 * R + 32) tma_transpose(const __grid_consta
       int32_t x0, y0;
       tile_xy(k, x0, y0);
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const int32_t c[2] = {y0 + r * LX, x0};
-        if (hint >= 2) dev::store_tile_hint(out, c, out_s + buf * BOX + r * (LX * 128), dev::kEvictFirst);
-        else dev::store_tile(out, c, out_s + buf * BOX + r * (LX * 128));
-      }
+      for (int b = 0; b < W; ++b)
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const int32_t c[2] = {y0 + r * LX, x0 + b * LX};
+          const uint8_t* src = out_s + buf * TILE + (b * R + r) * (LX * 128);
+          if (hint >= 2) dev::store_tile_hint(out, c, src, dev::kEvictFirst);
+          else dev::store_tile(out, c, src);
+        }
       dev::commit_group();
     }
     buf ^= 1;
@@ -168,6 +178,7 @@ struct TCfg {
   int r, stages, ctas, hint;
   int per_cta = 0;  // > 0: non-persistent grid of tiles / per_cta CTAs
   int gy = 1;       // raster: tile rows walked before moving right (0: a whole column)
+  int w = 1;        // load boxes side by side in a tile (W·128 contiguous bytes of each input row)
 };
 
 template <int ES>
@@ -175,32 +186,36 @@ bool launch_tma_transpose(const TCfg& c, const dev::MapHandle& in, const dev::Ma
                           std::function<void()>& launch, std::string& why) {
   constexpr int LX = 128 / ES;
   bool found = false;
-#define BENCH_T(R, S)                                                                               \
-  if (!found && c.r == R && c.stages == S) {                                                        \
+#define BENCH_T(R, S, W)                                                                            \
+  if (!found && c.r == R && c.stages == S && c.w == W) {                                            \
     found = true;                                                                                   \
-    auto* k = tma_transpose<ES, R, S>;                                                              \
+    auto* k = tma_transpose<ES, R, S, W>;                                                           \
     const int outs = c.per_cta == 1 ? 1 : 2; /* one tile: one output buffer */                      \
-    const size_t smem = size_t(S + outs) * 128 * LX * R + 1024;                                     \
-    const int fit = smem <= 227 * 1024 ? ctas_per_sm(k, 64 * R + 32, smem) : 0;                     \
+    const size_t smem = size_t(S + outs) * 128 * LX * R * W + 1024;                                 \
+    const int fit = smem <= 227 * 1024 ? ctas_per_sm(k, 64 * R * W + 32, smem) : 0;                 \
     if (fit < c.ctas) {                                                                             \
       why = fmt("%d CTAs/SM wanted, %d fit (%zu B smem)", c.ctas, fit, smem);                       \
       return false;                                                                                 \
     }                                                                                               \
-    const uint32_t tiles_x = kN / LX, tiles = tiles_x * (kN / (LX * R));                            \
+    const uint32_t tiles_x = kN / (LX * W), tiles = tiles_x * (kN / (LX * R));                      \
     const int grid = c.per_cta ? int(tiles / c.per_cta) : c.ctas * sms, hint = c.hint;              \
     const int order = c.per_cta ? 1 : 0;                                                            \
     const uint32_t gy = c.gy ? uint32_t(c.gy) : kN / (LX * R); /* 0: column-major tile order */     \
-    launch = [=] { k<<<grid, 64 * R + 32, smem>>>(in, out, tiles_x, tiles, hint, order, gy); };     \
+    launch = [=] { k<<<grid, 64 * R * W + 32, smem>>>(in, out, tiles_x, tiles, hint, order, gy); }; \
   }
-  BENCH_T(1, 1) BENCH_T(1, 2) BENCH_T(1, 4) BENCH_T(2, 1) BENCH_T(2, 2) BENCH_T(2, 3) BENCH_T(2, 4) BENCH_T(4, 1) BENCH_T(4, 2)
-  BENCH_T(4, 3) BENCH_T(4, 4)
+  BENCH_T(1, 1, 1) BENCH_T(1, 2, 1) BENCH_T(1, 4, 1) BENCH_T(2, 1, 1) BENCH_T(2, 2, 1) BENCH_T(2, 3, 1) BENCH_T(2, 4, 1)
+  BENCH_T(4, 1, 1) BENCH_T(4, 2, 1) BENCH_T(4, 3, 1) BENCH_T(4, 4, 1)
+  BENCH_T(2, 2, 2) BENCH_T(2, 1, 2) BENCH_T(1, 2, 2) BENCH_T(1, 2, 4) BENCH_T(2, 1, 4) BENCH_T(4, 1, 2)
+  BENCH_T(1, 1, 4) BENCH_T(1, 1, 8)
 #undef BENCH_T
   if (!found) why = "not compiled";
   return found;
 }
 
 std::vector<TCfg> transpose_sweep(bool quick) {
-  std::vector<TCfg> v{{2, 2, 3, 0, 2, 1}};  // tuned: 2 tiles per CTA, non-persistent (--quick runs only this)
+  // tuned (--quick runs these three): 2 tiles per CTA, non-persistent; wide tiles, 2 boxes
+  // side by side, 2 tiles per CTA (best bf16); 4 boxes, one tile per CTA (best f32).
+  std::vector<TCfg> v{{2, 2, 3, 0, 2, 1}, {2, 2, 1, 0, 2, 1, 2}, {2, 1, 1, 0, 1, 1, 4}};
   if (quick) return v;
   for (TCfg c : std::vector<TCfg>{{2, 4, 2, 0}, {1, 4, 4, 0}, {2, 3, 2, 0}, {2, 4, 1, 0}, {4, 2, 2, 0}, {4, 4, 1, 0},
                                   {2, 4, 2, 2}})
@@ -217,6 +232,14 @@ std::vector<TCfg> transpose_sweep(bool quick) {
   for (int gy : {2, 4, 0}) v.push_back(TCfg{2, 1, 3, 0, 1, gy});
   for (int h : {1, 2}) v.push_back(TCfg{2, 1, 3, h, 1, 1});
   v.push_back(TCfg{4, 1, 2, 0, 1, 4});
+  // Wide tiles: W load boxes side by side, so each CTA reads W·128 contiguous bytes of an
+  // input row as it writes R·128 of an output row (ctas = least that must fit per SM).
+  v.push_back(TCfg{2, 1, 1, 0, 1, 1, 2});
+  v.push_back(TCfg{1, 2, 1, 0, 2, 1, 2});
+  v.push_back(TCfg{1, 2, 1, 0, 2, 1, 4});
+  v.push_back(TCfg{4, 1, 1, 0, 1, 1, 2});
+  v.push_back(TCfg{1, 1, 1, 0, 1, 1, 4});
+  v.push_back(TCfg{1, 1, 1, 0, 1, 1, 8});
   return v;
 }
 
@@ -243,7 +266,8 @@ void transpose_workload(Suite& s, Cublas& cb) {
     std::string why;
     const std::string grid = c.per_cta ? fmt("grid tiles/%d", c.per_cta) : fmt("%dcta/SM", c.ctas);
     const std::string cfg =
-        fmt("box %dx%d S%d %s hint%d raster%d ws+swz128", LX, LX * c.r, c.stages, grid.c_str(), c.hint, c.gy);
+        fmt("box %dx%d%s S%d %s hint%d raster%d ws+swz128", LX, LX * c.r, c.w > 1 ? fmt(" x%d wide", c.w).c_str() : "",
+            c.stages, grid.c_str(), c.hint, c.gy);
     if (!launch_tma_transpose<ES>(c, hi, ho, s.sms, launch, why)) {
       std::printf("  skip %s %s: %s\n", wl.c_str(), cfg.c_str(), why.c_str());
       continue;

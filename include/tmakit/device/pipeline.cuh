@@ -91,11 +91,13 @@ struct Pipeline {
 // Defaults measured on the H100 (docs/benchmarks.md, "GPU (H100)"): with 8-32 KiB
 // items, stage count (2-12) and lag (0-2) moved a relay copy by under 1%; what
 // moved it was the grid. A persistent grid (1-3 CTAs per SM) stays at 0.955x
-// cudaMemcpy; a non-persistent grid of items / kRelayItemsPerCta CTAs, several
-// resident per SM, reaches 0.98-1.00x (0.99x in the final run).
+// cudaMemcpy; a non-persistent grid of items / kRelayItemsPerCta CTAs, many
+// resident per SM, reaches 0.991-0.997x: one 8 KiB item per CTA was the best in
+// four runs of 26 Nov 2026 (0.996x, two per CTA 0.994x), and one tile per CTA was
+// the best split-K reduction too.
 inline constexpr int kRelayStages = 4;
 inline constexpr int kRelayLag = 1;
-inline constexpr int kRelayItemsPerCta = 2;
+inline constexpr int kRelayItemsPerCta = 1;
 
 template <int Stages = kRelayStages, int Lag = kRelayLag>
 struct Relay {
