@@ -109,7 +109,7 @@ device() {
       echo "$m"
     }
     # shellcheck disable=SC2086
-    timeout "${NCU_LIMIT:-240}" ncu --clock-control none --kernel-name regex:"${NCU_KERNELS:-relay_kernel|vec_copy|tma_transpose|tma_splitk|classic|raw_reduce|atomic_reduce|geam}" \
+    timeout "${NCU_LIMIT:-240}" ncu --clock-control none --kernel-name regex:"${NCU_KERNELS:-relay_kernel|vec_copy|tma_load_stg|ldg_tma_store|tma_transpose|tma_splitk|classic|raw_reduce|atomic_reduce|geam}" \
       --launch-count 200 --metrics "$(known_only "$want")" "$DIR/gpu_bench" --quick --reps 1 ${NCU_ARGS:-} >"$out/ncu.txt" 2>&1
     echo "ncu exit $?"
     grep -E '^  [a-z_]+.*\(|gpu__time|dram__|lts__t|stalled|warps_active' "$out/ncu.txt" | sed 's/  */ /g' | head -400 >"$out/ncu-short.txt"

@@ -24,6 +24,69 @@ __global__ void vec_copy(const uint4* __restrict__ in, uint4* __restrict__ out, 
   for (; i < n; i += stride) out[i] = in[i];
 }
 
+// Copies with the bulk-copy engine on one side only, one 256-thread CTA per
+// 4-8 KiB item (the vec16 peer's best grid): a bulk or tile load into shared
+// memory and 16-byte st.global by every thread (1-D: dev::cta_copy_bulk_load), or
+// 16-byte ld.global + st.shared by every thread and one bulk or tile store. TwoD: the item is a box of
+// BX × Chunk / (4 BX) f32 of a row-major tensor `width` floats wide (map m);
+// otherwise Chunk contiguous bytes.
+template <uint32_t Chunk, bool TwoD>
+__device__ inline size_t item_offset(uint32_t item, uint32_t c, uint32_t bx, uint32_t width) {
+  if constexpr (!TwoD) return size_t(item) * Chunk + size_t(c) * 16;
+  const uint32_t rows = Chunk / (4 * bx), tiles_x = width / bx, per_row = bx / 4;  // 16-byte chunks a box row
+  const size_t y = size_t(item / tiles_x) * rows + c / per_row, x = size_t(item % tiles_x) * bx + (c % per_row) * 4;
+  return (y * width + x) * 4;
+}
+
+template <uint32_t Chunk, bool TwoD>
+__global__ void __launch_bounds__(256)
+    tma_load_stg(const __grid_constant__ dev::MapHandle m, const uint8_t* __restrict__ in, uint8_t* __restrict__ out,
+                 uint32_t bx, uint32_t width) {
+  __shared__ alignas(128) uint4 buf[Chunk / 16];
+  __shared__ uint64_t bar;
+  if constexpr (!TwoD) {  // the device library's form
+    const size_t base = size_t(blockIdx.x) * Chunk;
+    dev::cta_copy_bulk_load<Chunk>(out + base, in + base, buf, &bar);
+    return;
+  }
+  if (threadIdx.x == 0) {
+    dev::mbar_init(&bar, 1);
+    dev::fence_mbarrier_init();
+    dev::arrive_expect_tx(&bar, Chunk);
+    const uint32_t tiles_x = width / bx, rows = Chunk / (4 * bx);
+    const int32_t c[2] = {int32_t((blockIdx.x % tiles_x) * bx), int32_t((blockIdx.x / tiles_x) * rows)};
+    dev::load_tile(buf, m, c, &bar);
+  }
+  __syncthreads();  // the barrier is initialised before anyone waits on it
+  dev::wait_parity(&bar, 0);
+#pragma unroll
+  for (uint32_t c = threadIdx.x; c < Chunk / 16; c += 256)
+    *reinterpret_cast<uint4*>(out + item_offset<Chunk, TwoD>(blockIdx.x, c, bx, width)) = buf[c];
+}
+
+template <uint32_t Chunk, bool TwoD>
+__global__ void __launch_bounds__(256)
+    ldg_tma_store(const __grid_constant__ dev::MapHandle m, const uint8_t* __restrict__ in, uint8_t* __restrict__ out,
+                  uint32_t bx, uint32_t width) {
+  __shared__ alignas(128) uint4 buf[Chunk / 16];
+#pragma unroll
+  for (uint32_t c = threadIdx.x; c < Chunk / 16; c += 256)
+    buf[c] = *reinterpret_cast<const uint4*>(in + item_offset<Chunk, TwoD>(blockIdx.x, c, bx, width));
+  dev::fence_proxy_async_shared();  // the generic writes are visible to the bulk-copy engine
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if constexpr (TwoD) {
+      const uint32_t tiles_x = width / bx, rows = Chunk / (4 * bx);
+      const int32_t c[2] = {int32_t((blockIdx.x % tiles_x) * bx), int32_t((blockIdx.x / tiles_x) * rows)};
+      dev::store_tile(m, c, buf);
+    } else {
+      dev::bulk_store(out + size_t(blockIdx.x) * Chunk, buf, Chunk);
+    }
+    dev::commit_group();
+    dev::wait_group_read<0>();  // the CTA's shared memory is read before it exits
+  }
+}
+
 namespace {
 
 constexpr uint32_t kW = 16384, kH = 16384;
@@ -34,14 +97,16 @@ struct RelayCfg {
   int stages, lag, ctas, hint, order;
   L2Promotion promo;
   int per_cta = 0;  // > 0: non-persistent grid, this many items per CTA
+  uint32_t threads = 32;  // a CTA's threads (one works): 256 caps the grid at 8 CTAs per SM
 };
 
 std::string describe(const RelayCfg& c, bool one_d) {
   static const char* promo[] = {"none", "64B", "128B", "256B"};
   std::string s = one_d ? fmt("chunk %uK", c.bx / 1024) : fmt("box %ux%u", c.bx, c.by);
   const std::string grid = c.per_cta ? fmt("grid items/%d", c.per_cta) : fmt("%dcta/SM", c.ctas);
-  return s + fmt(" S%d L%d %s hint%d %s L2p:%s", c.stages, c.lag, grid.c_str(), c.hint,
-                 c.order || c.per_cta ? "chunked" : "strided", promo[int(c.promo)]);
+  return s + fmt(" S%d L%d %s hint%d %s L2p:%s%s", c.stages, c.lag, grid.c_str(), c.hint,
+                 c.order || c.per_cta ? "chunked" : "strided", promo[int(c.promo)],
+                 c.threads != 32 ? fmt(" T%u", c.threads).c_str() : "");
 }
 
 // The sweep: one lever at a time around a base, plus a few combinations.
@@ -100,6 +165,11 @@ std::vector<RelayCfg> sweep_2d(bool quick) {
   // 4 KiB items, one a CTA (the vec16 peer's best is one 256-thread block per 4 KiB): the
   // 32-blocks-per-SM limit, not shared memory, then caps the relays resident on an SM.
   v.push_back(RelayCfg{256, 4, 4, 1, 6, 0, 1, L2Promotion::none, 1});
+  // Fewer relays resident per SM (idle threads hold the slots): 4 and 8 KiB items.
+  for (uint32_t t : {128u, 256u}) {
+    v.push_back(RelayCfg{256, 4, 4, 1, 1, 0, 1, L2Promotion::none, 1, t});
+    v.push_back(RelayCfg{256, 8, 4, 1, 1, 0, 1, L2Promotion::none, 1, t});
+  }
   v.push_back(RelayCfg{256, 16, 2, 0, 3, 0, 1, L2Promotion::none, 2});
   v.push_back(RelayCfg{256, 16, 4, 1, 3, 2, 1, L2Promotion::none, 2});
   v.push_back(RelayCfg{256, 16, 4, 1, 3, 0, 1, L2Promotion::b256, 2});
@@ -137,6 +207,10 @@ std::vector<RelayCfg> sweep_1d(bool quick) {
   for (int per : {1, 3, 4, 8}) v.push_back(RelayCfg{16384, 0, 4, 1, 3, 0, 1, L2Promotion::none, per});
   for (int per : {1, 2, 4}) v.push_back(RelayCfg{8192, 0, 4, 1, 6, 0, 1, L2Promotion::none, per});
   v.push_back(RelayCfg{4096, 0, 4, 1, 6, 0, 1, L2Promotion::none, 1});
+  for (uint32_t t : {128u, 256u}) {
+    v.push_back(RelayCfg{4096, 0, 4, 1, 1, 0, 1, L2Promotion::none, 1, t});
+    v.push_back(RelayCfg{8192, 0, 4, 1, 1, 0, 1, L2Promotion::none, 1, t});
+  }
   v.push_back(RelayCfg{32768, 0, 2, 0, 3, 0, 1, L2Promotion::none, 1});
   v.push_back(RelayCfg{16384, 0, 4, 1, 3, 2, 1, L2Promotion::none, 2});
   return v;
@@ -196,7 +270,7 @@ void run_copy(Suite& s) {
       const dev::MapHandle hi = dev::make_map_handle(mi), ho = dev::make_map_handle(mo);
       RelayArgs a;
       a.tiles_x = kW / c.bx, a.tiles_y = kH / c.by, a.items = a.tiles_x * a.tiles_y;
-      a.bx = c.bx, a.by = c.by, a.hint = c.hint, a.order = c.order;
+      a.bx = c.bx, a.by = c.by, a.hint = c.hint, a.order = c.order, a.threads = c.threads;
       a.slot_bytes = (hi.box_bytes + 1023) & ~1023u;
       std::function<void()> launch;
       std::string why;
@@ -209,7 +283,8 @@ void run_copy(Suite& s) {
     }
     for (const RelayCfg& c : sweep_1d(s.quick)) {
       RelayArgs a;
-      a.chunk = c.bx, a.items = uint32_t(kBytes / c.bx), a.slot_bytes = c.bx, a.hint = c.hint, a.order = c.order;
+      a.chunk = c.bx, a.items = uint32_t(kBytes / c.bx), a.slot_bytes = c.bx;
+      a.hint = c.hint, a.order = c.order, a.threads = c.threads;
       a.src = in.as<const uint8_t>(), a.dst = out.as<uint8_t>();
       std::function<void()> launch;
       std::string why;
@@ -220,6 +295,30 @@ void run_copy(Suite& s) {
         continue;
       }
       timed(launch, w1, "tmakit bulk 1-D relay", cfg + " [" + why + "]");
+    }
+    // The bulk-copy engine on one side: 4 and 8 KiB items, one 256-thread CTA each.
+    const uint8_t* src = in.as<const uint8_t>();
+    uint8_t* dst = out.as<uint8_t>();
+    auto half = [&](auto kernel, uint32_t chunk, bool two_d, bool load_side) {
+      const uint32_t bx = 256;  // 2-D: boxes of 256 f32 (1 KiB rows) × chunk / 1 KiB rows
+      const dev::MapHandle h = dev::make_map_handle(
+          map_2d(load_side ? in.p : out.p, DataType::float32, kW, kH, bx, two_d ? chunk / (4 * bx) : 1));
+      const int grid = int(kBytes / chunk);
+      const std::string impl = two_d ? (load_side ? "tmakit tile load + st.global" : "tmakit ld.global + tile store")
+                                     : (load_side ? "tmakit bulk load + st.global" : "tmakit ld.global + bulk store");
+      const std::string cfg = two_d ? fmt("box 256x%u, one a CTA, 256 threads, grid %d", chunk / 1024, grid)
+                                    : fmt("chunk %uK, one a CTA, 256 threads, grid %d", chunk / 1024, grid);
+      timed([=] { kernel<<<grid, 256>>>(h, src, dst, bx, kW); }, two_d ? w2 : w1, impl, cfg);
+    };
+    half(tma_load_stg<4096, true>, 4096, true, true);
+    half(ldg_tma_store<4096, true>, 4096, true, false);
+    half(tma_load_stg<4096, false>, 4096, false, true);
+    half(ldg_tma_store<4096, false>, 4096, false, false);
+    if (!s.quick) {
+      half(tma_load_stg<8192, true>, 8192, true, true);
+      half(ldg_tma_store<8192, true>, 8192, true, false);
+      half(tma_load_stg<8192, false>, 8192, false, true);
+      half(ldg_tma_store<8192, false>, 8192, false, false);
     }
   }
 }

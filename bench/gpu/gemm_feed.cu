@@ -147,8 +147,10 @@ void feed_case(Suite& s, const Feed& f) {
                                                 : "tmakit multicast B slices, A loaded";
   const std::string cfg = fmt("cluster %dx%d, k-block %u, S%d", CX, CY, KB, Stages);
   const uint32_t a_rows = kShareA ? kRows / CY : kRows, b_rows = kShareB ? kRows / CX : kRows;
-  const dev::MapHandle ha = dev::make_map_handle(map_2d(a.p, DataType::bfloat16, k, uint64_t(tiles_m) * kRows, KB, a_rows));
-  const dev::MapHandle hb = dev::make_map_handle(map_2d(b.p, DataType::bfloat16, k, uint64_t(tiles_n) * kRows, KB, b_rows));
+  const dev::MapHandle ha =
+      dev::make_map_handle(map_2d(a.p, DataType::bfloat16, k, uint64_t(tiles_m) * kRows, KB, a_rows));
+  const dev::MapHandle hb =
+      dev::make_map_handle(map_2d(b.p, DataType::bfloat16, k, uint64_t(tiles_n) * kRows, KB, b_rows));
   auto* kern = gemm_feed<CX, CY, Share, KB, Stages>;
   const size_t smem = size_t(Stages) * kStageBytes + 1024;
   BENCH_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));

@@ -184,7 +184,8 @@ void run_reduce(Suite& s) {
   // smem-sum (and tile read-add-write) forms: box {BX, BY, K}, stages, grid and order swept.
   // per_cta > 0: a non-persistent grid of tiles / per_cta CTAs, each per_cta consecutive
   // tiles (ctas is then the least number of CTAs per SM that must fit).
-  auto splitk = [&](auto kernel, bool load_out, uint32_t bx, uint32_t by, int stages, int ctas, int order, int per_cta) {
+  auto splitk = [&](auto kernel, bool load_out, uint32_t bx, uint32_t by, int stages, int ctas, int order,
+                    int per_cta) {
     TensorMap mp = map_2d(parts.p, DataType::float32, kW, kH, bx, by);
     mp.rank = 3;
     mp.dims[2] = kK;
@@ -196,7 +197,8 @@ void run_reduce(Suite& s) {
     const size_t smem = size_t(stages * (kK + (load_out ? 1 : 0)) + 2) * bx * by * 4 + 1024;
     const uint32_t tiles_x = kW / bx, tiles = tiles_x * (kH / by);
     const int grid = per_cta ? int(tiles / per_cta) : ctas * s.sms;
-    const std::string shape = per_cta ? fmt("grid tiles/%d", per_cta) : fmt("%dcta/SM %s", ctas, order ? "chunked" : "strided");
+    const std::string shape =
+        per_cta ? fmt("grid tiles/%d", per_cta) : fmt("%dcta/SM %s", ctas, order ? "chunked" : "strided");
     const std::string cfg = fmt("box %ux%ux%u S%d %s", bx, by, kK, stages, shape.c_str());
     const int fit = smem <= 227 * 1024 ? ctas_per_sm(kernel, 288, smem) : 0;
     if (fit < ctas) {

@@ -18,7 +18,7 @@ bool launch_relay(int stages, int lag, int want, int per_cta, const dev::MapHand
   if (!found && stages == S && lag == L) {                                             \
     found = true;                                                                      \
     auto* k = relay_kernel<S, L, Op>;                                                  \
-    const int fit = smem <= 227 * 1024 ? ctas_per_sm(k, 32, smem) : 0;                 \
+    const int fit = smem <= 227 * 1024 ? ctas_per_sm(k, int(a.threads), smem) : 0;     \
     if (fit < want) {                                                                  \
       why = fmt("%d CTAs/SM wanted, %d fit (%zu B smem)", want, fit, smem);            \
       return false;                                                                    \
@@ -27,7 +27,7 @@ bool launch_relay(int stages, int lag, int want, int per_cta, const dev::MapHand
     const int resident = std::min(fit, (grid + sms - 1) / sms);                        \
     why = fmt("%d CTAs/SM, <=%zu KiB loads in flight/SM", resident,                   \
               size_t(resident) * used * a.slot_bytes / 1024);                          \
-    launch = [=] { k<<<grid, 32, smem>>>(in, out, a); };                               \
+    launch = [=] { k<<<grid, a.threads, smem>>>(in, out, a); };                        \
   }
   BENCH_RELAY_PAIRS(BENCH_TRY)
 #undef BENCH_TRY

@@ -20,6 +20,7 @@ struct RelayArgs {
   int order = 0;                      // 0: item = cta + k × grid; 1: contiguous range per CTA
   const uint8_t* src = nullptr;       // copy1d
   uint8_t* dst = nullptr;
+  uint32_t threads = 32;              // threads a CTA (only thread 0 works): more ones, fewer CTAs per SM
 };
 
 __device__ inline uint8_t* align_1k(uint8_t* p) {
@@ -42,7 +43,7 @@ __device__ inline void cta_items(uint32_t items, int order, uint32_t& first, uin
 }
 
 template <int Stages, int Lag, RelayOp Op>
-__global__ void __launch_bounds__(32) relay_kernel(const __grid_constant__ dev::MapHandle in,
+__global__ void __launch_bounds__(256) relay_kernel(const __grid_constant__ dev::MapHandle in,
                                                    const __grid_constant__ dev::MapHandle out, RelayArgs a) {
   extern __shared__ uint8_t smem_raw[];
   __shared__ dev::Relay<Stages, Lag> relay;

@@ -1,7 +1,7 @@
 // The pipeline helpers the benchmark suite tuned (include/tmakit/device/pipeline.cuh):
 // Relay<Stages, Lag> (one-thread load -> store relay gated by wait_group.read)
 // Pipeline::consumer_release_warp and Pipeline::consumer_release_writers
-// (multicast slices in a cluster of 4). Each case is checked against values
+// (multicast slices in a cluster of 4), and cta_copy_bulk_load. Each case is checked against values
 // computed here on the host. Not a ctest test (CI has no GPU): scripts/gpu-bench.sh
 // runs it on the device machine before the suite. Exit 0 = pass.
 #include <cooperative_groups.h>
@@ -68,6 +68,15 @@ __global__ void relay_bulk(const uint8_t* src, uint8_t* dst, int chunks) {
   relay.run(
       uint32_t(chunks), 512u, [&](uint32_t k, uint32_t s, uint64_t* bar) { dev::bulk_load(slots[s], src + k * 512, 512, bar); },
       [&](uint32_t k, uint32_t s) { dev::bulk_store(dst + k * 512, slots[s], 512); });
+}
+
+// cta_copy_bulk_load: CTA b copies item b (Bytes) of src to dst, with the launch's threads.
+template <uint32_t Bytes>
+__global__ void cta_copy(const uint8_t* src, uint8_t* dst) {
+  __shared__ alignas(128) uint4 buf[Bytes / 16];
+  __shared__ uint64_t bar;
+  const size_t base = size_t(blockIdx.x) * Bytes;
+  dev::cta_copy_bulk_load<Bytes>(dst + base, src + base, buf, &bar);
 }
 
 // Pipeline<3> with 4 consumer warps releasing once per warp: warp w sums column
@@ -207,6 +216,27 @@ int main() {
     bool ok = true;
     for (int i = 0; i < W * H; ++i) ok &= got[i] == (i < chunks * 128 ? host[i] : 0xFFFFFFFFu);
     check(ok, "Relay<4,2>: 67 bulk chunks, bytes past the last chunk untouched");
+  }
+  // cta_copy_bulk_load: 23 items of 1 KiB with 256 threads (each thread stores 16 bytes
+  // or none), then 5 items of 4 KiB with 96 threads (some threads store 3 chunks, some 2).
+  {
+    auto run = [&](auto kernel, int items, int threads, uint32_t bytes, const char* name) -> int {
+      CUDA_OK(cudaMemset(out, 0xFF, W * H * 4));
+      kernel<<<items, threads>>>(reinterpret_cast<const uint8_t*>(in), reinterpret_cast<uint8_t*>(out));
+      CUDA_OK(cudaGetLastError());
+      CUDA_OK(cudaDeviceSynchronize());
+      std::vector<uint32_t> got(W * H);
+      CUDA_OK(cudaMemcpy(got.data(), out, got.size() * 4, cudaMemcpyDeviceToHost));
+      const size_t words = size_t(items) * bytes / 4;
+      bool ok = true;
+      for (size_t i = 0; i < got.size(); ++i) ok &= got[i] == (i < words ? host[i] : 0xFFFFFFFFu);
+      check(ok, name);
+      return 0;
+    };
+    if (run(cta_copy<1024>, 23, 256, 1024,
+            "cta_copy_bulk_load<1024>: 23 CTAs of 256 threads, bytes past the last item untouched"))
+      return 1;
+    if (run(cta_copy<4096>, 5, 96, 4096, "cta_copy_bulk_load<4096>: 5 CTAs of 96 threads")) return 1;
   }
   // consumer_release_warp: 40 boxes through 3 slots, 4 consumer warps.
   {

@@ -91,10 +91,34 @@ struct Pipeline {
 // Defaults measured on the H100 (docs/benchmarks.md, "GPU (H100)"): with 8-32 KiB
 // items, stage count (2-12) and lag (0-2) moved a relay copy by under 1%; what
 // moved it was the grid. A persistent grid (1-3 CTAs per SM) stays at 0.955x
-// cudaMemcpy; a non-persistent grid of items / kRelayItemsPerCta CTAs, many
-// resident per SM, reaches 0.991-0.997x: one 8 KiB item per CTA was the best in
-// four runs of 26 Nov 2026 (0.996x, two per CTA 0.994x), and one tile per CTA was
-// the best split-K reduction too.
+// cudaMemcpy; a non-persistent grid of items / kRelayItemsPerCta CTAs reaches
+// 0.985-0.997x, one 8 KiB item per CTA ahead of two in both sets of four runs of
+// 26 Nov 2026 (0.991-0.996x against 0.988-0.994x), and one tile per CTA was the
+// best split-K reduction too. Fewer relays per SM do better still: 4 KiB items in
+// 256-thread CTAs (8 per SM) 1.000-1.002x.
+// One item per CTA through shared memory, the bulk-copy engine on the load side and
+// every thread of the CTA on the store side (16-byte st.global each). On the H100
+// this was the fastest copy measured: 4 KiB items in 256-thread CTAs, 1.009x
+// cudaMemcpy, ahead of a 16-byte LDG/STG kernel (1.003x) and of a Relay doing both
+// sides with the engine (1.000x at best; docs/benchmarks.md, "GPU (H100)").
+// Every thread of a one-dimensional CTA calls it once: buf is Bytes of shared memory
+// (16-byte aligned), bar an mbarrier in shared memory that this call initialises
+// and completes once (phase 0), src and dst 16-byte aligned global addresses.
+template <uint32_t Bytes>
+__device__ inline void cta_copy_bulk_load(void* dst, const void* src, uint4* buf, uint64_t* bar) {
+  static_assert(Bytes > 0 && Bytes % 16 == 0, "a bulk copy moves a positive multiple of 16 bytes");
+  if (threadIdx.x == 0) {
+    mbar_init(bar, 1);
+    fence_mbarrier_init();
+    arrive_expect_tx(bar, Bytes);
+    bulk_load(buf, src, Bytes, bar);
+  }
+  __syncthreads();  // the barrier is initialised before anyone waits on it
+  wait_parity(bar, 0, Bytes);
+  uint4* d = static_cast<uint4*>(dst);
+  for (uint32_t i = threadIdx.x; i < Bytes / 16; i += blockDim.x) d[i] = buf[i];
+}
+
 inline constexpr int kRelayStages = 4;
 inline constexpr int kRelayLag = 1;
 inline constexpr int kRelayItemsPerCta = 1;
