@@ -7,6 +7,8 @@
 #include <cublas_v2.h>
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include "relay.cuh"
 
 namespace bench {
@@ -179,6 +181,7 @@ struct TCfg {
   int per_cta = 0;  // > 0: non-persistent grid of tiles / per_cta CTAs
   int gy = 1;       // raster: tile rows walked before moving right (0: a whole column)
   int w = 1;        // load boxes side by side in a tile (W·128 contiguous bytes of each input row)
+  int cap = 0;      // > 0: at most this many CTAs per SM (shared memory padded to hold fewer)
 };
 
 template <int ES>
@@ -191,7 +194,8 @@ bool launch_tma_transpose(const TCfg& c, const dev::MapHandle& in, const dev::Ma
     found = true;                                                                                   \
     auto* k = tma_transpose<ES, R, S, W>;                                                           \
     const int outs = c.per_cta == 1 ? 1 : 2; /* one tile: one output buffer */                      \
-    const size_t smem = size_t(S + outs) * 128 * LX * R * W + 1024;                                 \
+    size_t smem = size_t(S + outs) * 128 * LX * R * W + 1024;                                       \
+    if (c.cap > 0) smem = std::max(smem, size_t(228 * 1024 / c.cap - 2048));                       \
     const int fit = smem <= 227 * 1024 ? ctas_per_sm(k, 64 * R * W + 32, smem) : 0;                 \
     if (fit < c.ctas) {                                                                             \
       why = fmt("%d CTAs/SM wanted, %d fit (%zu B smem)", c.ctas, fit, smem);                       \
@@ -240,6 +244,10 @@ std::vector<TCfg> transpose_sweep(bool quick) {
   v.push_back(TCfg{4, 1, 1, 0, 1, 1, 2});
   v.push_back(TCfg{1, 1, 1, 0, 1, 1, 4});
   v.push_back(TCfg{1, 1, 1, 0, 1, 1, 8});
+  // Less in flight per SM (what made the copies faster): the wide tiles capped at 1-3 CTAs/SM.
+  for (int cap : {1, 2}) v.push_back(TCfg{2, 1, 1, 0, 1, 1, 4, cap});
+  for (int cap : {2, 3}) v.push_back(TCfg{2, 1, 1, 0, 1, 1, 2, cap});
+  for (int cap : {1, 2}) v.push_back(TCfg{2, 2, 1, 0, 2, 1, 2, cap});
   return v;
 }
 
@@ -266,8 +274,9 @@ void transpose_workload(Suite& s, Cublas& cb) {
     std::string why;
     const std::string grid = c.per_cta ? fmt("grid tiles/%d", c.per_cta) : fmt("%dcta/SM", c.ctas);
     const std::string cfg =
-        fmt("box %dx%d%s S%d %s hint%d raster%d ws+swz128", LX, LX * c.r, c.w > 1 ? fmt(" x%d wide", c.w).c_str() : "",
-            c.stages, grid.c_str(), c.hint, c.gy);
+        fmt("box %dx%d%s S%d %s hint%d raster%d ws+swz128%s", LX, LX * c.r,
+            c.w > 1 ? fmt(" x%d wide", c.w).c_str() : "", c.stages, grid.c_str(), c.hint, c.gy,
+            c.cap ? fmt(" cap %d/SM", c.cap).c_str() : "");
     if (!launch_tma_transpose<ES>(c, hi, ho, s.sms, launch, why)) {
       std::printf("  skip %s %s: %s\n", wl.c_str(), cfg.c_str(), why.c_str());
       continue;
