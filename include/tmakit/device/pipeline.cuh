@@ -14,6 +14,9 @@
 // reductions): item k is loaded into slot k % Stages and stored from that slot;
 // a slot is reloaded once its store has finished reading shared memory
 // (cp.async.bulk.wait_group.read, §9), so no consumer barriers are needed.
+//
+// cta_copy_bulk_load<Bytes>: one item per CTA, a bulk load into shared memory and
+// 16-byte stores by every thread: the fastest copy measured on the H100.
 #pragma once
 #include <cstdint>
 
@@ -96,29 +99,6 @@ struct Pipeline {
 // 26 Nov 2026 (0.991-0.996x against 0.988-0.994x), and one tile per CTA was the
 // best split-K reduction too. Fewer relays per SM do better still: 4 KiB items in
 // 256-thread CTAs (8 per SM) 1.000-1.002x.
-// One item per CTA through shared memory, the bulk-copy engine on the load side and
-// every thread of the CTA on the store side (16-byte st.global each). On the H100
-// this was the fastest copy measured: 4 KiB items in 256-thread CTAs, 1.009x
-// cudaMemcpy, ahead of a 16-byte LDG/STG kernel (1.003x) and of a Relay doing both
-// sides with the engine (1.000x at best; docs/benchmarks.md, "GPU (H100)").
-// Every thread of a one-dimensional CTA calls it once: buf is Bytes of shared memory
-// (16-byte aligned), bar an mbarrier in shared memory that this call initialises
-// and completes once (phase 0), src and dst 16-byte aligned global addresses.
-template <uint32_t Bytes>
-__device__ inline void cta_copy_bulk_load(void* dst, const void* src, uint4* buf, uint64_t* bar) {
-  static_assert(Bytes > 0 && Bytes % 16 == 0, "a bulk copy moves a positive multiple of 16 bytes");
-  if (threadIdx.x == 0) {
-    mbar_init(bar, 1);
-    fence_mbarrier_init();
-    arrive_expect_tx(bar, Bytes);
-    bulk_load(buf, src, Bytes, bar);
-  }
-  __syncthreads();  // the barrier is initialised before anyone waits on it
-  wait_parity(bar, 0, Bytes);
-  uint4* d = static_cast<uint4*>(dst);
-  for (uint32_t i = threadIdx.x; i < Bytes / 16; i += blockDim.x) d[i] = buf[i];
-}
-
 inline constexpr int kRelayStages = 4;
 inline constexpr int kRelayLag = 1;
 inline constexpr int kRelayItemsPerCta = 1;
@@ -175,5 +155,28 @@ struct Relay {
     run(n, m.box_bytes * loads, static_cast<Load&&>(load), static_cast<Store&&>(store));
   }
 };
+
+// One item per CTA through shared memory, the bulk-copy engine on the load side and
+// every thread of the CTA on the store side (16-byte st.global each). On the H100
+// this was the fastest copy measured: 4 KiB items in 256-thread CTAs, 1.008x
+// cudaMemcpy, ahead of a 16-byte LDG/STG kernel (1.004x) and of a Relay doing both
+// sides with the engine (1.000-1.002x; docs/benchmarks.md, "GPU (H100)").
+// Every thread of a one-dimensional CTA calls it once: buf is Bytes of shared memory
+// (16-byte aligned), bar an mbarrier in shared memory that this call initialises
+// and completes once (phase 0), src and dst 16-byte aligned global addresses.
+template <uint32_t Bytes>
+__device__ inline void cta_copy_bulk_load(void* dst, const void* src, uint4* buf, uint64_t* bar) {
+  static_assert(Bytes > 0 && Bytes % 16 == 0, "a bulk copy moves a positive multiple of 16 bytes");
+  if (threadIdx.x == 0) {
+    mbar_init(bar, 1);
+    fence_mbarrier_init();
+    arrive_expect_tx(bar, Bytes);
+    bulk_load(buf, src, Bytes, bar);
+  }
+  __syncthreads();  // the barrier is initialised before anyone waits on it
+  wait_parity(bar, 0, Bytes);
+  uint4* d = static_cast<uint4*>(dst);
+  for (uint32_t i = threadIdx.x; i < Bytes / 16; i += blockDim.x) d[i] = buf[i];
+}
 
 }  // namespace tmakit::device
