@@ -8,8 +8,9 @@
 #                                 whole suite with its lever sweeps, PyTorch's unfold
 #                                 for the im2col reference, then ncu on the tuned
 #                                 configurations. Results under $OUT (default ./gpu-out):
-#                                 bench.txt, bench.csv, unfold.txt, ncu.txt, ncu-short.txt,
-#                                 resources.txt, log.txt.
+#                                 bench.txt, bench.csv (bench-W.* with WORKLOADS), unfold.txt,
+#                                 ncu.txt, ncu-short.txt, ncu-feed.txt, ncu-multicast.txt,
+#                                 ncu-multicast-metrics.txt, resources.txt, log.txt.
 # Environment: BENCH_ARGS (extra gpu_bench arguments), NCU=0 to skip the profiler,
 #   WORKLOADS="copy transpose ..." (one gpu_bench --only W per workload, WORKLOAD_LIMIT
 #   seconds each, results in bench-W.txt/.csv), UNFOLD=0 (no PyTorch), NCU_KERNELS (regex),

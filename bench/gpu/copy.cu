@@ -27,14 +27,25 @@ __global__ void vec_copy(const uint4* __restrict__ in, uint4* __restrict__ out, 
 // Copies with the bulk-copy engine on one side only, one 256-thread CTA per
 // 4-8 KiB item (the vec16 peer's best grid): a bulk or tile load into shared
 // memory and 16-byte st.global by every thread (1-D: dev::cta_copy_bulk_load), or
-// 16-byte ld.global + st.shared by every thread and one bulk or tile store. TwoD: the item is a box of
-// BX × Chunk / (4 BX) f32 of a row-major tensor `width` floats wide (map m);
-// otherwise Chunk contiguous bytes.
+// 16-byte ld.global + st.shared by every thread and one bulk or tile store. TwoD:
+// the item is a box of bx × Chunk / (4 bx) f32 of a row-major tensor `width` floats
+// wide (map m); otherwise Chunk contiguous bytes.
+// The 2-D item's box origin {x, y} (elements), as a tile copy's coordinates.
+template <uint32_t Chunk>
+__device__ inline void item_box(uint32_t item, uint32_t bx, uint32_t width, int32_t (&c)[2]) {
+  const uint32_t tiles_x = width / bx, rows = Chunk / (4 * bx);
+  c[0] = int32_t((item % tiles_x) * bx);
+  c[1] = int32_t((item / tiles_x) * rows);
+}
+
+// Byte offset of 16-byte chunk c of an item in the global tensor.
 template <uint32_t Chunk, bool TwoD>
 __device__ inline size_t item_offset(uint32_t item, uint32_t c, uint32_t bx, uint32_t width) {
   if constexpr (!TwoD) return size_t(item) * Chunk + size_t(c) * 16;
-  const uint32_t rows = Chunk / (4 * bx), tiles_x = width / bx, per_row = bx / 4;  // 16-byte chunks a box row
-  const size_t y = size_t(item / tiles_x) * rows + c / per_row, x = size_t(item % tiles_x) * bx + (c % per_row) * 4;
+  int32_t o[2];
+  item_box<Chunk>(item, bx, width, o);
+  const uint32_t per_row = bx / 4;  // 16-byte chunks a box row
+  const size_t y = size_t(o[1]) + c / per_row, x = size_t(o[0]) + (c % per_row) * 4;
   return (y * width + x) * 4;
 }
 
@@ -53,8 +64,8 @@ __global__ void __launch_bounds__(256)
     dev::mbar_init(&bar, 1);
     dev::fence_mbarrier_init();
     dev::arrive_expect_tx(&bar, Chunk);
-    const uint32_t tiles_x = width / bx, rows = Chunk / (4 * bx);
-    const int32_t c[2] = {int32_t((blockIdx.x % tiles_x) * bx), int32_t((blockIdx.x / tiles_x) * rows)};
+    int32_t c[2];
+    item_box<Chunk>(blockIdx.x, bx, width, c);
     dev::load_tile(buf, m, c, &bar);
   }
   __syncthreads();  // the barrier is initialised before anyone waits on it
@@ -76,8 +87,8 @@ __global__ void __launch_bounds__(256)
   __syncthreads();
   if (threadIdx.x == 0) {
     if constexpr (TwoD) {
-      const uint32_t tiles_x = width / bx, rows = Chunk / (4 * bx);
-      const int32_t c[2] = {int32_t((blockIdx.x % tiles_x) * bx), int32_t((blockIdx.x / tiles_x) * rows)};
+      int32_t c[2];
+      item_box<Chunk>(blockIdx.x, bx, width, c);
       dev::store_tile(m, c, buf);
     } else {
       dev::bulk_store(out + size_t(blockIdx.x) * Chunk, buf, Chunk);

@@ -32,12 +32,18 @@ __device__ inline uint32_t rank_of(uint32_t cx, uint32_t cy) {
   return cx + cy * CX;
 }
 
+// Share: bit 0 = A slices multicast along the cluster column, bit 1 = B slices along
+// the cluster row (3: both, CUTLASS's default; 1 or 2: one operand shared, the other
+// loaded by each CTA itself; 0: no multicast). An operand is shared only where its
+// cluster dimension holds more than one CTA.
+template <int CX, int CY, int Share>
+struct Sharing {
+  static constexpr bool a = (Share & 1) && CY > 1, b = (Share & 2) && CX > 1;
+};
+
 // check != nullptr: the consumer sums every 32-bit word it received (A and B
 // tiles of every k-block) into check[m * tiles_n + n]; otherwise it reads one
 // word per lane per stage (the "trivial work" of a feed benchmark).
-// Share: bit 0 = A slices multicast along the cluster column, bit 1 = B slices along
-// the cluster row (3: both, CUTLASS's default; 1 or 2: one operand shared, the other
-// loaded by each CTA itself; 0: no multicast).
 template <int CX, int CY, int Share, uint32_t KB, int Stages>
 __global__ void __cluster_dims__(CX, CY, 1) __launch_bounds__(64)
     gemm_feed(const __grid_constant__ dev::MapHandle a, const __grid_constant__ dev::MapHandle b,
@@ -51,7 +57,7 @@ __global__ void __cluster_dims__(CX, CY, 1) __launch_bounds__(64)
   const uint32_t cx = ci.x, cy = ci.y, m = blockIdx.x, n = blockIdx.y;
   // Writers into this CTA's slots = the CTAs it receives from: its cluster column
   // (A slices) and its cluster row (B slices), itself once.
-  constexpr bool kShareA = (Share & 1) && CY > 1, kShareB = (Share & 2) && CX > 1;
+  constexpr bool kShareA = Sharing<CX, CY, Share>::a, kShareB = Sharing<CX, CY, Share>::b;
   constexpr uint32_t kWriters = 1 + (kShareA ? CY - 1 : 0) + (kShareB ? CX - 1 : 0);
   if (threadIdx.x == 0) pipe.init(kWriters);
   uint16_t column_mask = 0, row_mask = 0;  // CTAs sharing A[m]; CTAs sharing B[n]
@@ -64,9 +70,7 @@ __global__ void __cluster_dims__(CX, CY, 1) __launch_bounds__(64)
   if (threadIdx.x == 0) {
     for (uint32_t k = 0; k < kblocks; ++k) {
       uint8_t* slot = slots + ps.stage * kStageBytes;
-      dev::wait_parity(&pipe.empty[ps.stage], ps.phase ^ 1);
-      uint64_t* full = &pipe.full[ps.stage];
-      dev::arrive_expect_tx(full, kStageBytes);  // both whole tiles land here in every mode
+      uint64_t* full = pipe.producer_acquire(ps, kStageBytes);  // both whole tiles land here in every mode
       const int32_t kc = int32_t((k % kpass) * KB);  // passes over K (kblocks / kpass of them)
       if (kShareA) {
         const int32_t c[2] = {kc, int32_t(m * kRows + cy * (kRows / CY))};
@@ -140,7 +144,7 @@ void feed_case(Suite& s, const Feed& f) {
   const uint32_t tiles_m = f.tiles_m, tiles_n = f.tiles_n, k = f.k, passes = f.passes;
   const uint32_t kpass = k / KB, kblocks = kpass * passes;
   const std::string wl = fmt("gemm feed %ux%u tiles, K=%u x%u", tiles_m, tiles_n, k, passes);
-  constexpr bool kShareA = (Share & 1) && CY > 1, kShareB = (Share & 2) && CX > 1;
+  constexpr bool kShareA = Sharing<CX, CY, Share>::a, kShareB = Sharing<CX, CY, Share>::b;
   const std::string impl = !kShareA && !kShareB ? "each CTA loads A and B"
                            : kShareA && kShareB ? "tmakit multicast slices"
                            : kShareA            ? "tmakit multicast A slices, B loaded"
@@ -165,7 +169,8 @@ void feed_case(Suite& s, const Feed& f) {
   };
   const double ctas = double(tiles_m) * tiles_n;
   Row r{wl, impl, cfg, ctas * kblocks * kStageBytes};
-  const double l2_sm = ctas * kblocks * kTileBytes<KB> * ((kShareA ? 1.0 / CY : 1.0) + (kShareB ? 1.0 / CX : 1.0));
+  const double l2_sm =
+      ctas * kblocks * kTileBytes<KB> * ((kShareA ? 1.0 / CY : 1.0) + (kShareB ? 1.0 / CX : 1.0));
   r.note = fmt("(L2->SM %.0f MB)", l2_sm / 1e6);
   s.check_and_time(
       r, [&] { poison(check.p, check.bytes); },

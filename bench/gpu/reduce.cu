@@ -83,9 +83,7 @@ __global__ void __launch_bounds__(288) tma_splitk(const __grid_constant__ dev::M
     if (tid == 256)
       for (uint32_t k = 0; k < n; ++k) {
         const uint32_t t = first + k * step;
-        dev::wait_parity(&pipe.empty[ps.stage], ps.phase ^ 1);
-        uint64_t* full = &pipe.full[ps.stage];
-        dev::arrive_expect_tx(full, kStage);
+        uint64_t* full = pipe.producer_acquire(ps, kStage);
         const int32_t c[3] = {int32_t((t % tiles_x) * BX), int32_t((t / tiles_x) * BY), 0};
         dev::load_tile(in_s + ps.stage * kStage, in, c, full);
         if constexpr (LoadOut) {

@@ -1,8 +1,8 @@
 // The pipeline helpers the benchmark suite tuned (include/tmakit/device/pipeline.cuh):
 // Relay<Stages, Lag> (one-thread load -> store relay gated by wait_group.read)
 // Pipeline::consumer_release_warp and Pipeline::consumer_release_writers
-// (multicast slices in a cluster of 4), and cta_copy_bulk_load. Each case is checked against values
-// computed here on the host. Not a ctest test (CI has no GPU): scripts/gpu-bench.sh
+// (multicast slices in a cluster of 4), and cta_copy_bulk_load. Each case is checked
+// against values computed here on the host. Not a ctest test (CI has no GPU): scripts/gpu-bench.sh
 // runs it on the device machine before the suite. Exit 0 = pass.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>

@@ -57,8 +57,13 @@ struct Pipeline {
   // phase before phase 0 counts as complete), arms the full barrier with the
   // map's bytes × loads, and returns the barrier to pass to the loads.
   __device__ uint64_t* producer_acquire(const PipeState& s, const MapHandle& m, uint32_t loads = 1) {
+    return producer_acquire(s, m.box_bytes * loads);
+  }
+  // A stage filled by boxes of several maps (split-K parts and the output tile; a
+  // GEMM stage's A and B tiles): armed with their total bytes.
+  __device__ uint64_t* producer_acquire(const PipeState& s, uint32_t bytes) {
     wait_parity(&empty[s.stage], s.phase ^ 1, 0);
-    arrive_expect_tx(&full[s.stage], m, loads);
+    arrive_expect_tx(&full[s.stage], bytes);
     return &full[s.stage];
   }
   __device__ void consumer_wait(const PipeState& s, uint32_t armed_bytes = 0) {
