@@ -124,7 +124,7 @@ void ClusterReplay::retry() {
   }
 }
 
-bool ClusterReplay::step(const ptx::Instruction& inst, size_t idx, bool hold) {
+bool ClusterReplay::step(const ptx::Step& step, size_t idx, bool hold) {
   const Who w = who(t_.records[idx], t_.meta);
   const std::string at = where(idx);
   if (w.cta >= ctas_)
@@ -133,10 +133,10 @@ bool ClusterReplay::step(const ptx::Instruction& inst, size_t idx, bool hold) {
                                std::to_string(ctas_) + " CTAs (meta.json.cluster)",
                            at});
   if (hold) {
-    engine_->step(inst, w.cta, w.thread, at);
+    engine_->step(step, w.cta, w.thread, at);
     return true;
   }
-  return engine_->try_step(inst, w.cta, w.thread, at);
+  return engine_->try_step(step, w.cta, w.thread, at);
 }
 
 bool ClusterReplay::process(size_t idx) {
@@ -153,7 +153,7 @@ bool ClusterReplay::process(size_t idx) {
       note_fence(idx);  // not the engine's (it does not model tensormap.*)
       return true;
     case TraceOp::shared_store:
-      for (const auto& inst : decoder_->shared_stores(r, "$s")) step(inst, idx, false);
+      for (const auto& st : decoder_->shared_stores(r, "$s")) step(st, idx, false);
       report_.replayed++;
       return true;
     case TraceOp::fence_mbarrier_init: case TraceOp::cluster_arrive: case TraceOp::cluster_wait:
@@ -169,13 +169,13 @@ bool ClusterReplay::process(size_t idx) {
   std::optional<size_t> map;
   if (auto it = map_of_.find(idx); it != map_of_.end()) map = it->second;
   auto d = decoder_->decode(r, map, wait, "$" + std::to_string(static_cast<int>(r.op)) + "_");
-  if (!d.inst) {
+  if (!d.step) {
     if (!d.skip_rule.empty()) sink_.add(d.skip_rule, Severity::error, "this operation's " + d.skip.substr(4), idx);
     else report_.notes.push_back(where(idx) + ": not replayed: " + d.skip);
     incomplete_ = true;
     return true;
   }
-  if (wait) before_wait(idx, *d.inst);
+  if (wait) before_wait(idx, *d.step);
   const Site& site = t_.sites[r.site];
   if (op == TraceOp::mbar_expect_tx || (op == TraceOp::mbar_arrive && find_field(site, "txCount")))
     if (auto a = value_of(r, site, "addr"))
@@ -187,7 +187,7 @@ bool ClusterReplay::process(size_t idx) {
     if (auto a = value_of(r, t_.sites[r.site], "addr"); a && split_shared(*a, ranked_).rank)
       remote_use(idx, *split_shared(*a, ranked_).rank, split_shared(*a, ranked_).offset);
   }
-  if (!step(*d.inst, idx, false)) return false;
+  if (!step(*d.step, idx, false)) return false;
   if (op == TraceOp::mbar_arrive) decoder_->note_token(r, "$" + std::to_string(static_cast<int>(r.op)) + "_");
   report_.replayed++;
   return true;
@@ -237,7 +237,7 @@ void ClusterReplay::end_of_trace() {
   std::sort(final_waits.begin(), final_waits.end());
   for (size_t idx : final_waits) {
     auto d = decoder_->decode(t_.records[idx], std::nullopt, true, "$w" + std::to_string(idx) + "_");
-    if (d.inst) step(*d.inst, idx, true);
+    if (d.step) step(*d.step, idx, true);
   }
   try {
     engine_->finish();

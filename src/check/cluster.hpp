@@ -40,7 +40,7 @@ class ClusterReplay {
   bool process(size_t idx);  // false: a blocking wait the model cannot satisfy yet
   void retry();
   void end_of_trace();
-  bool step(const ptx::Instruction& inst, size_t idx, bool hold);
+  bool step(const ptx::Step& step, size_t idx, bool hold);
   std::string where(size_t idx) const;
   std::optional<size_t> record_in(const std::string& place) const;
   std::vector<size_t> failing_last_waits() const;
@@ -58,7 +58,7 @@ class ClusterReplay {
   void before_copy(size_t idx);        // init fence, tensormap fence, swizzle phase
   void note_fence(size_t idx);         // fence.mbarrier_init, barrier.cluster, tensormap acquire
   void shared_load(size_t idx);        // read before the wait, wrong parity
-  void before_wait(size_t idx, const ptx::Instruction& inst);
+  void before_wait(size_t idx, const ptx::Step& step);
   void remote_use(size_t idx, int barrier_cta, uint32_t offset);
   bool valid(size_t map);
   void explain_fault();

@@ -1,6 +1,6 @@
-// A record decoded into the engine's instruction (decode.hpp): the site's own text, parsed by
-// the PTX front end (so the form and qualifiers are exactly the kernel's), with its operands
-// replaced by the values the record holds.
+// A record decoded into the engine's step (decode.hpp): the site's own text, parsed and decoded
+// once (so the form and qualifiers are exactly the kernel's), with its operand slots filled
+// with the values the record holds.
 #include "decode.hpp"
 
 namespace tmakit::check::detail {
@@ -11,36 +11,35 @@ Decoder::Decoder(const TraceDir& trace, const std::vector<EncodedMap>& maps, mod
                  const GlobalSpace& global, bool ranked)
     : trace_(trace), maps_(maps), engine_(engine), global_(global), ranked_(ranked), map_defined_(maps.size(), false) {}
 
-const ptx::Instruction* Decoder::parsed(uint32_t site, bool as_blocking) {
+const ptx::Step* Decoder::decoded(uint32_t site, bool as_blocking) {
   auto key = std::pair{site, as_blocking};
   auto it = cache_.find(key);
   if (it == cache_.end()) {
-    std::string text = trace_.sites[site].text;
+    std::optional<ptx::Step> step;
+    if (auto base = cache_.find({site, !as_blocking}); base != cache_.end()) {
+      step = base->second;  // the site's other variant: decoded already
+    } else {
+      Diagnostics d;
+      if (auto inst = ptx::parse_instruction(trace_.sites[site].text, d, "site " + std::to_string(site))) {
+        inst->guard.reset();  // a record is written only where the guard held
+        step = ptx::decode(std::move(*inst));
+      }
+    }
     // A test_wait the hardware saw succeed is replayed as the blocking try_wait: the model
     // completes operations only when a wait needs them (same operands, §8.4).
-    if (as_blocking)
-      if (size_t k = text.find("mbarrier.test_wait"); k != std::string::npos) text.replace(k, 18, "mbarrier.try_wait");
-    Diagnostics d;
-    auto inst = ptx::parse_instruction(text, d, "site " + std::to_string(site));
-    if (inst) inst->guard.reset();  // a record is written only where the guard held
-    it = cache_.emplace(key, std::move(inst)).first;
+    if (step)
+      if (auto* w = std::get_if<ptx::MbarWait>(&step->body)) w->blocking = as_blocking || step->op() == spec::Op::mbar_try_wait;
+    it = cache_.emplace(key, std::move(step)).first;
   }
   return it->second ? &*it->second : nullptr;
 }
 
-// The state space of an address operand, from the form's qualifiers: the slot that names the
-// operand's space ("dst", "src", or "state_space" for mbarrier and tensormap operands).
-std::optional<model::Value> Decoder::address_value(const ptx::Instruction& inst, std::string_view name, uint64_t v,
-                                                   std::string& skip) const {
-  std::string_view slot = name == "dstMem" || name == "dst" || name == "mbar" ? "dst"
-                          : name == "srcMem" || name == "src"                 ? "src"
-                                                                              : "state_space";
-  std::string_view space = inst.sel.get(slot);
-  if (space.empty()) space = inst.sel.get("state_space");
-  const bool global = space.empty() ? v >= (1ull << 32) : space.substr(0, 7) == ".global";
-  if (name == "mbar" || !global) return shared_value(v, ranked_);
+// An address operand's value in the model: shared offsets (with the CTA rank where the trace
+// carries it), or a global address mapped into the model's global memory.
+std::optional<model::Value> Decoder::address_value(const ptx::OperandSlot& slot, uint64_t v, std::string& skip) const {
+  if (slot.space != ptx::Space::global) return shared_value(v, ranked_);
   if (auto m = global_.to_model(v)) return model::Value{model::Value::Kind::global, static_cast<int64_t>(*m)};
-  skip = std::string(name) + " " + std::to_string(v) + " lies in a global range the model does not hold";
+  skip = std::string(slot.name) + " " + std::to_string(v) + " lies in a global range the model does not hold";
   return std::nullopt;
 }
 
@@ -48,29 +47,27 @@ Decoder::Decoded Decoder::decode(const Record& r, std::optional<size_t> map, boo
                                  const std::string& prefix) {
   Decoded out;
   const Site& site = trace_.sites[r.site];
-  const ptx::Instruction* base = parsed(r.site, as_blocking);
+  const ptx::Step* base = decoded(r.site, as_blocking);
   if (!base) {
     out.skip = "its instruction `" + site.text + "` does not parse";
     return out;
   }
-  ptx::Instruction inst = *base;
+  ptx::Step step = *base;
   int sym = 0;
   auto symbol = [&](model::Value v) {
     std::string name = prefix + std::to_string(sym++);
     engine_.set_symbol(name, v);
     return ptx::Expr{name, 0};
   };
-  for (size_t i = 0; i < inst.operands.size(); ++i) {
-    ptx::Operand& o = inst.operands[i];
-    const spec::Operand& spec = *inst.operand_specs[i];
+  using Role = ptx::OperandSlot::Role;
+  for (const ptx::OperandSlot& slot : ptx::operand_slots(step)) {
+    ptx::Operand& o = *slot.operand;
     if (o.kind == ptx::Operand::Kind::sink) continue;
-    switch (spec.kind) {
-      case spec::OperandKind::predicate: o.expr = {prefix + "p", 0}; continue;
-      case spec::OperandKind::state:
-      case spec::OperandKind::sink: o.expr = {prefix + "state", 0}; continue;
-      default: break;
+    if (slot.role == Role::destination) {  // the model's own outputs: a predicate or a state token
+      o.expr = {prefix + (std::holds_alternative<ptx::MbarWait>(step.body) ? "p" : "state"), 0};
+      continue;
     }
-    if (spec.kind == spec::OperandKind::tensor) {
+    if (slot.role == Role::tensor) {
       if (!map) {
         out.skip = "its tensor map is none the program encoded";
         out.skip_rule = "check.map-unknown";
@@ -110,21 +107,21 @@ Decoder::Decoded Decoder::decode(const Record& r, std::optional<size_t> map, boo
       for (uint32_t k = 0; k < o.elems.size(); ++k) o.elems[k] = {"", signed_element(r, *f, k)};
       continue;
     }
-    const instrument::Field* f = find_field(site, spec.name);
+    const instrument::Field* f = find_field(site, slot.name);
     if (!f) {
-      out.skip = "its record holds no value for " + std::string(spec.name);
+      out.skip = "its record holds no value for " + std::string(slot.name);
       return out;
     }
-    if (spec.kind == spec::OperandKind::vector) {
+    if (slot.role == Role::vector) {
       for (uint32_t k = 0; k < o.elems.size() && k < f->count; ++k) o.elems[k] = {"", static_cast<int64_t>(element(r, *f, k))};
       continue;
     }
     const uint64_t v = element(r, *f);
-    if (spec.kind == spec::OperandKind::address) {
-      auto value = address_value(inst, spec.name, v, out.skip);
+    if (slot.role == Role::address) {
+      auto value = address_value(slot, v, out.skip);
       if (!value) return out;
       o.expr = symbol(*value);
-    } else if (spec.name == "state") {  // a state-form wait's token (outputs were handled above)
+    } else if (slot.name == "state") {  // a state-form wait's token (outputs were handled above)
       auto t = tokens_.find(v);
       if (t == tokens_.end()) {
         out.skip = "its state token " + std::to_string(v) + " was returned by no arrive of the trace";
@@ -135,7 +132,7 @@ Decoder::Decoded Decoder::decode(const Record& r, std::optional<size_t> map, boo
       o.expr = {"", static_cast<int64_t>(v)};
     }
   }
-  out.inst = std::move(inst);
+  out.step = std::move(step);
   return out;
 }
 
@@ -145,8 +142,19 @@ void Decoder::note_token(const Record& r, const std::string& prefix) {
   if (hw && model) tokens_[*hw] = model->v;
 }
 
-std::vector<ptx::Instruction> Decoder::shared_stores(const Record& r, const std::string& prefix) {
-  std::vector<ptx::Instruction> out;
+const ptx::Step& Decoder::store_step(int bytes) {
+  auto it = stores_.find(bytes);
+  if (it == stores_.end()) {
+    // The table's st.shared form, decoded once per width; records fill in its address.
+    Diagnostics d;
+    auto inst = ptx::parse_instruction("st.shared.b" + std::to_string(8 * bytes) + " [addr], 0;", d);
+    it = stores_.emplace(bytes, ptx::decode(std::move(*inst))).first;
+  }
+  return it->second;
+}
+
+std::vector<ptx::Step> Decoder::shared_stores(const Record& r, const std::string& prefix) {
+  std::vector<ptx::Step> out;
   const Site& site = trace_.sites[r.site];
   auto addr = value_of(r, site, "addr");
   auto size = value_of(r, site, "size");
@@ -154,15 +162,15 @@ std::vector<ptx::Instruction> Decoder::shared_stores(const Record& r, const std:
   const SharedAddress a = split_shared(*addr, ranked_);
   for (uint64_t at = 0; at < *size;) {
     const uint64_t piece = std::min<uint64_t>(*size - at, *size >= 8 ? 8 : *size);
-    const int bits = piece >= 8 ? 64 : piece >= 4 ? 32 : piece >= 2 ? 16 : 8;
+    const int bytes = piece >= 8 ? 8 : piece >= 4 ? 4 : piece >= 2 ? 2 : 1;
     const std::string name = prefix + "st" + std::to_string(at);
     model::Value v = a.rank ? model::Value{model::Value::Kind::cluster, a.offset + static_cast<int64_t>(at), *a.rank}
                             : model::Value{model::Value::Kind::shared, a.offset + static_cast<int64_t>(at)};
     engine_.set_symbol(name, v);
-    Diagnostics d;
-    auto inst = ptx::parse_instruction("st.shared.b" + std::to_string(bits) + " [" + name + "], 0;", d);
-    if (inst) out.push_back(std::move(*inst));
-    at += static_cast<uint64_t>(bits / 8);
+    ptx::Step st = store_step(bytes);
+    st.as<ptx::Store>().addr.expr = {name, 0};
+    out.push_back(std::move(st));
+    at += static_cast<uint64_t>(bytes);
   }
   return out;
 }

@@ -12,7 +12,7 @@
 
 #include "tmakit/check/replay.hpp"
 #include "tmakit/model/engine.hpp"
-#include "tmakit/ptx/instruction.hpp"
+#include "tmakit/ptx/step.hpp"
 
 namespace tmakit::check::detail {
 
@@ -79,7 +79,7 @@ class GlobalSpace {
 // in-bound elements), or the whole tensor for im2col maps; nullopt when wholly out of bounds.
 std::optional<std::pair<uint64_t, uint64_t>> touched(const tensor_map::TensorMap& m, const std::vector<int64_t>& coords);
 
-// Builds the engine's instruction for one record: the site's text, parsed once, with each
+// Builds the engine's step for one record: the site's text, parsed and decoded once, with each
 // operand replaced by the record's runtime value (an immediate, or a symbol the engine is
 // given: shared-window offsets, global addresses mapped by a GlobalSpace, tensor maps found
 // by their descriptor bytes).
@@ -90,7 +90,7 @@ class Decoder {
           bool ranked);
 
   struct Decoded {
-    std::optional<ptx::Instruction> inst;
+    std::optional<ptx::Step> step;
     std::string skip;       // why the record is not replayed (empty: it is)
     std::string skip_rule;  // a finding's rule when skipping is the user's problem (check.map-unknown)
   };
@@ -99,21 +99,22 @@ class Decoder {
   // `symbol_prefix` names the symbols the instruction reads (unique for steps the engine holds).
   Decoded decode(const Record& r, std::optional<size_t> map, bool as_blocking, const std::string& symbol_prefix);
   // An ordinary shared store as the engine's st.shared pieces (8 bytes at most each).
-  std::vector<ptx::Instruction> shared_stores(const Record& r, const std::string& symbol_prefix);
+  std::vector<ptx::Step> shared_stores(const Record& r, const std::string& symbol_prefix);
   // After an arrive: remember the model's token for the hardware's (a state-form wait names it).
   void note_token(const Record& r, const std::string& symbol_prefix);
 
  private:
-  const ptx::Instruction* parsed(uint32_t site, bool as_blocking);
-  std::optional<model::Value> address_value(const ptx::Instruction& inst, std::string_view name, uint64_t v,
-                                            std::string& skip) const;
+  const ptx::Step* decoded(uint32_t site, bool as_blocking);
+  const ptx::Step& store_step(int bytes);  // st.shared.b<8*bytes>
+  std::optional<model::Value> address_value(const ptx::OperandSlot& slot, uint64_t v, std::string& skip) const;
 
   const TraceDir& trace_;
   const std::vector<EncodedMap>& maps_;
   model::Engine& engine_;
   const GlobalSpace& global_;
   bool ranked_;  // shared addresses carry the CTA rank (split_shared)
-  std::map<std::pair<uint32_t, bool>, std::optional<ptx::Instruction>> cache_;
+  std::map<std::pair<uint32_t, bool>, std::optional<ptx::Step>> cache_;
+  std::map<int, ptx::Step> stores_;
   std::map<uint64_t, int64_t> tokens_;  // hardware state token -> the model's
   std::vector<bool> map_defined_;
 };

@@ -244,12 +244,12 @@ void ClusterReplay::note_fence(size_t idx) {
   }
 }
 
-void ClusterReplay::before_wait(size_t idx, const ptx::Instruction& inst) {
+void ClusterReplay::before_wait(size_t idx, const ptx::Step& step) {
   const Record& r = t_.records[idx];
   const Site& site = t_.sites[r.site];
   auto addr = value_of(r, site, "addr");
   auto parity = value_of(r, site, "phaseParity");
-  if (!addr || !parity || !inst.operand("phaseParity")) return;
+  if (!addr || !parity || !step.as<ptx::MbarWait>().parity) return;
   const Who w = who(r, t_.meta);
   const SharedAddress a = split_shared(*addr, ranked_);
   const int cta = a.rank.value_or(w.cta);

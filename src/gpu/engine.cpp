@@ -73,7 +73,7 @@ GpuOutcome cuda_failure(cudaError_t e, const std::string& what, const std::strin
 
 // Runs one translated scenario in this process (the worker).
 GpuOutcome execute(const Plan& p, const GpuRunOptions& opts) {
-  const scenario::Scenario& s = *p.scenario;
+  const scenario::Program& s = p.program;
   std::string device;
   cudaDeviceProp prop{};
   TK_CUDA(cudaGetDeviceProperties(&prop, 0), "no CUDA device");
@@ -192,7 +192,7 @@ GpuOutcome execute(const Plan& p, const GpuRunOptions& opts) {
       o.fault = "hang";
       char bound[32];
       std::snprintf(bound, sizeof bound, "%g", opts.wait_bound_s);
-      o.message = where + ": " + s.program[st.step].ptx + " did not complete within " + bound +
+      o.message = where + ": " + s.steps[st.step].source + " did not complete within " + bound +
                   " s (mbarrier at shared offset " + std::to_string(st.info0) +
                   ", waiting with parity/state " + std::to_string(st.info1) + ")";
     } else if (st.status == detail::kStatusStall) {

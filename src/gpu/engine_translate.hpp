@@ -1,17 +1,17 @@
-// Scenario → step records for the GPU engine (translate.cpp). Needs no GPU.
+// Program → step records for the GPU engine (translate.cpp). Needs no GPU.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "engine_steps.hpp"
-#include "tmakit/scenario/scenario.hpp"
+#include "tmakit/scenario/program.hpp"
 #include "tmakit/tensor_map/tensor_map.hpp"
 
 namespace tmakit::gpu::detail {
 
 struct Plan {
-  const scenario::Scenario* scenario = nullptr;
+  scenario::Program program;
   std::vector<Step> steps;
   std::vector<int> step_alloc;  // per step: global allocation whose base is added to gaddr, or -1
   std::vector<std::string> map_names;
@@ -23,6 +23,7 @@ struct Plan {
 };
 
 // Throws scenario::InputError / DiagnosticError ("gpu.unsupported", "gpu.operand"), naming the step.
-Plan translate(const scenario::Scenario& s);
+Plan translate(scenario::Program program);
+Plan translate(const scenario::Scenario& s);  // resolved first
 
 }  // namespace tmakit::gpu::detail

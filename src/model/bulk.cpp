@@ -25,22 +25,22 @@ void check_bulk_alignment(int64_t size, uint64_t dst, uint64_t src, const std::s
 
 }  // namespace
 
-void Engine::bulk_copy(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
-  const std::string_view id = inst.form().id;
-  const int64_t size = integer(*inst.operand("size"), "size", where);
+void Engine::bulk_copy(const ptx::BulkCopy& s, const std::string& desc, int cta, int thread, const std::string& where) {
+  using ptx::Space;
+  const int64_t size = integer(s.size, "size", where);
   Op op;
-  op.desc = where + " " + spec::canonical_mnemonic(inst.sel);
+  op.desc = desc;
   const uint64_t n = static_cast<uint64_t>(size);
 
-  if (id == "bulk.global.shared::cta") {  // shared::cta -> global, bulk_group
-    uint32_t src = shared_cta_address(*inst.operand("srcMem"), cta, "srcMem", where);
-    uint64_t dst = global_address(*inst.operand("dstMem"), "dstMem", where);
+  if (s.dst == Space::global) {  // shared::cta -> global, bulk_group
+    uint32_t src = shared_cta_address(s.srcMem, cta, "srcMem", where);
+    uint64_t dst = global_address(s.dstMem, "dstMem", where);
     check_bulk_alignment(size, dst, src, where);
     check_shared_range(cta, src, n, "srcMem", where);
     if (!global_.find(dst, n))
       fail("bulk.global-range", "dstMem range [" + hex(dst) + ", " + hex(dst + n) + ") is outside every global allocation (§7)", where);
     uint16_t mask = 0xffff;
-    if (const auto* m = inst.operand("byteMask")) {
+    if (const auto& m = s.byteMask) {
       // .cp_mask (§7, sm_100): a 16-bit operand; bit i enables byte i of every 16-byte chunk.
       const int64_t v = integer(*m, "byteMask", where);
       if (v < 0 || v > 0xffff)
@@ -63,16 +63,16 @@ void Engine::bulk_copy(const ptx::Instruction& inst, int cta, int thread, const 
   }
 
   // Copies into shared memory complete on an mbarrier in each destination CTA.
-  const Landing land = landing(inst, cta, id == "bulk.shared::cta.global", "bulk.mbar-cta", where);
+  const Landing land = landing(s.dstMem, *s.mbar, s.ctaMask, false, cta, s.dst == Space::shared_cta, "bulk.mbar-cta", where);
   const std::vector<int>& dests = land.ctas;
   const uint32_t dst_off = land.dst;
   const BarrierRef mbar{dests.front(), land.mbar};
-  if (id == "bulk.shared::cluster.shared::cta" && dests.front() == cta)
+  const bool from_shared = s.src == Space::shared_cta;
+  if (from_shared && dests.front() == cta)
     fail("bulk.remote-self", "a .shared::cta → .shared::cluster copy must target another CTA, got the executing CTA " +
                                  std::to_string(cta) + " (§7)", where);
-  const bool from_shared = id == "bulk.shared::cluster.shared::cta";
-  uint64_t src = from_shared ? shared_cta_address(*inst.operand("srcMem"), cta, "srcMem", where)
-                             : global_address(*inst.operand("srcMem"), "srcMem", where);
+  uint64_t src = from_shared ? shared_cta_address(s.srcMem, cta, "srcMem", where)
+                             : global_address(s.srcMem, "srcMem", where);
   check_bulk_alignment(size, dst_off, src, where);
   if (from_shared) {
     check_shared_range(cta, src, n, "srcMem", where);
@@ -99,25 +99,25 @@ void Engine::bulk_copy(const ptx::Instruction& inst, int cta, int thread, const 
   issue(std::move(op), cta, thread, false);
 }
 
-void Engine::bulk_reduce(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
-  const std::string_view id = inst.form().id;
-  const int64_t size = integer(*inst.operand("size"), "size", where);
+void Engine::bulk_reduce(const ptx::BulkReduce& s, const std::string& desc, int cta, int thread,
+                         const std::string& where) {
+  const int64_t size = integer(s.size, "size", where);
   const uint64_t n = static_cast<uint64_t>(size);
-  auto op_kind = *spec::parse_red_op(inst.sel.get("redOp").substr(1));
-  auto type = *spec::parse_red_type(inst.sel.get("type").substr(1));
+  const spec::RedOp op_kind = s.red;
+  const spec::RedType type = s.type;
   // The H100 keeps subnormal inputs and results of the non-tensor global .add.f32
   // (tests/vectors/questions/q17_bulk_add_f32), although §6.3 read PTX as flushing them.
-  uint32_t src = shared_cta_address(*inst.operand("srcMem"), cta, "srcMem", where);
+  uint32_t src = shared_cta_address(s.srcMem, cta, "srcMem", where);
   Op op;
-  op.desc = where + " " + spec::canonical_mnemonic(inst.sel);
+  op.desc = desc;
   op.atomic = true;  // per-element atomic updates (§6.3)
   const size_t count = n / static_cast<uint64_t>(spec::red_type_bytes(type));
   auto captured = std::make_shared<std::vector<uint8_t>>();
   op.read = [this, captured, cta, src, n] {
     captured->assign(smem_[cta].bytes.begin() + src, smem_[cta].bytes.begin() + src + n);
   };
-  if (id == "bulk-reduce.global.shared::cta") {
-    uint64_t dst = global_address(*inst.operand("dstMem"), "dstMem", where);
+  if (s.dst == ptx::Space::global) {
+    uint64_t dst = global_address(s.dstMem, "dstMem", where);
     check_bulk_alignment(size, dst, src, where);
     check_shared_range(cta, src, n, "srcMem", where);
     if (!global_.find(dst, n))
@@ -130,8 +130,8 @@ void Engine::bulk_reduce(const ptx::Instruction& inst, int cta, int thread, cons
     issue(std::move(op), cta, thread, true);
     return;
   }
-  auto [rank, off] = cluster_address(*inst.operand("dstMem"), cta, "dstMem", where);
-  auto [mrank, moff] = cluster_address(*inst.operand("mbar"), cta, "mbar", where);
+  auto [rank, off] = cluster_address(s.dstMem, cta, "dstMem", where);
+  auto [mrank, moff] = cluster_address(*s.mbar, cta, "mbar", where);
   check_bulk_alignment(size, off, src, where);
   check_shared_range(cta, src, n, "srcMem", where);
   check_shared_range(rank, off, n, "dstMem", where);

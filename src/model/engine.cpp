@@ -84,12 +84,12 @@ uint64_t Engine::global_address(const ptx::Operand& o, const std::string& what, 
   return static_cast<uint64_t>(v.v);
 }
 
-Engine::Landing Engine::landing(const ptx::Instruction& inst, int cta, bool cta_window, const char* mbar_rule,
-                                const std::string& where) const {
+Engine::Landing Engine::landing(const ptx::Operand& dst, const ptx::Operand& mbar,
+                                const std::optional<ptx::Operand>& cta_mask, bool pair, int cta, bool cta_window,
+                                const char* mbar_rule, const std::string& where) const {
   Landing l;
   // §10.2: with .cta_group::2 the barrier may be in the destination CTA or its peer
   // (the CTA pair is ranks 2k, 2k+1); the parity of the CTA holding mbar picks which.
-  const bool pair = inst.sel.has(".cta_group::2");
   auto peer_check = [&](int dest, int mrank) {
     if (mrank != dest && mrank != (dest ^ 1))
       fail(mbar_rule, "mbar is in CTA " + std::to_string(mrank) + " but dstMem in CTA " + std::to_string(dest) +
@@ -97,24 +97,24 @@ Engine::Landing Engine::landing(const ptx::Instruction& inst, int cta, bool cta_
                           std::to_string(dest ^ 1) + " (§10.2)", where);
   };
   if (cta_window) {
-    l.dst = shared_cta_address(*inst.operand("dstMem"), cta, "dstMem", where);
+    l.dst = shared_cta_address(dst, cta, "dstMem", where);
     l.ctas = {cta};
     if (!pair) {
-      l.mbar = shared_cta_address(*inst.operand("mbar"), cta, "mbar", where);
+      l.mbar = shared_cta_address(mbar, cta, "mbar", where);
       l.mbar_ctas = {cta};
       return l;
     }
-    auto [mrank, moff] = cluster_address(*inst.operand("mbar"), cta, "mbar", where);
+    auto [mrank, moff] = cluster_address(mbar, cta, "mbar", where);
     peer_check(cta, mrank);
     l.mbar = moff;
     l.mbar_ctas = {mrank};
     return l;
   }
-  auto [rank, off] = cluster_address(*inst.operand("dstMem"), cta, "dstMem", where);
-  auto [mrank, moff] = cluster_address(*inst.operand("mbar"), cta, "mbar", where);
+  auto [rank, off] = cluster_address(dst, cta, "dstMem", where);
+  auto [mrank, moff] = cluster_address(mbar, cta, "mbar", where);
   l.dst = off;
   l.mbar = moff;
-  if (const auto* m = inst.operand("ctaMask")) {
+  if (const auto& m = cta_mask) {
     // §10.1: bit r selects %cluster_ctarank r (H16); offsets are CTA-relative in every destination.
     const int64_t mask = integer(*m, "ctaMask", where);
     char hex[16];
@@ -178,30 +178,30 @@ MBarrier& Engine::barrier(BarrierRef ref, const std::string& where) {
 
 // ---- stepping ----
 
-void Engine::admit(const ptx::Instruction& inst, int cta, const std::string& where) {
+void Engine::admit(const ptx::Step& step, int cta, const std::string& where) {
   if (cta < 0 || cta >= cfg_.ctas)
     fail("model.cta", "step names CTA " + std::to_string(cta) + " of a cluster of " + std::to_string(cfg_.ctas), where);
-  for (const auto& d : ptx::check(inst, cfg_.target, cfg_.ptx_version)) {
+  for (const auto& d : ptx::check(step.inst, cfg_.target, cfg_.ptx_version)) {
     if (d.severity == Severity::error) throw DiagnosticError({d.severity, d.rule, d.message, where});
     warnings_.push_back({d.severity, d.rule, d.message, where});
   }
 }
 
-void Engine::step(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
-  admit(inst, cta, where);
+void Engine::step(const ptx::Step& step, int cta, int thread, const std::string& where) {
+  admit(step, cta, where);
   auto& held = backlog_[cta];
   if (!held.empty()) {
     log(where + ": held (CTA " + std::to_string(cta) + " is blocked in a wait)");
-    held.push_back({inst, thread, where});
+    held.push_back({step, thread, where});
     return;
   }
-  if (!execute(inst, cta, thread, where)) held.push_back({inst, thread, where});
+  if (!execute(step, cta, thread, where)) held.push_back({step, thread, where});
   retry_blocked();
 }
 
-bool Engine::try_step(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
-  admit(inst, cta, where);
-  return execute(inst, cta, thread, where);
+bool Engine::try_step(const ptx::Step& step, int cta, int thread, const std::string& where) {
+  admit(step, cta, where);
+  return execute(step, cta, thread, where);
 }
 
 const MBarrier* Engine::find_barrier(int cta, uint32_t offset) const {
@@ -221,86 +221,74 @@ std::optional<Engine::InFlightWriter> Engine::in_flight_writer(int cta, uint64_t
   return std::nullopt;
 }
 
-bool Engine::execute(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
-  if (inst.guard) {
-    Value p = eval({inst.guard->predicate, 0}, where);
-    bool run = (p.v != 0) != inst.guard->negated;
+bool Engine::execute(const ptx::Step& step, int cta, int thread, const std::string& where) {
+  if (const auto& guard = step.guard()) {
+    Value p = eval({guard->predicate, 0}, where);
+    bool run = (p.v != 0) != guard->negated;
     if (!run) {
-      log(where + ": skipped (guard " + inst.guard->predicate + " = " + std::to_string(p.v) + ")");
+      log(where + ": skipped (guard " + guard->predicate + " = " + std::to_string(p.v) + ")");
       return true;
     }
   }
-  using spec::Op;
-  switch (inst.op()) {
-    case Op::bulk_copy: bulk_copy(inst, cta, thread, where); break;
-    case Op::bulk_reduce: bulk_reduce(inst, cta, thread, where); break;
-    case Op::tensor_load: case Op::tensor_store: case Op::tensor_reduce: case Op::tensor_prefetch:
-      tensor_op(inst, cta, thread, where);
-      break;
-    case Op::bulk_prefetch: {
-      // A hint with no architectural effect; its operands are still checked (§7).
-      uint64_t src = global_address(*inst.operand("srcMem"), "srcMem", where);
-      int64_t size = integer(*inst.operand("size"), "size", where);
-      if (size % 16 || src % 16)
-        fail("bulk.align", "cp.async.bulk.prefetch needs a 16-byte aligned address and size, got address " +
-                               std::to_string(src) + ", size " + std::to_string(size), where);
-      log(where + ": prefetch (no effect)");
-      break;
+  const std::string_view opcode = step.inst.form().opcode;
+  const auto& b = step.body;
+  if (const auto* s = std::get_if<ptx::BulkCopy>(&b)) {
+    bulk_copy(*s, where + " " + step.mnemonic, cta, thread, where);
+  } else if (const auto* s = std::get_if<ptx::BulkReduce>(&b)) {
+    bulk_reduce(*s, where + " " + step.mnemonic, cta, thread, where);
+  } else if (const auto* s = std::get_if<ptx::TensorCopy>(&b)) {
+    tensor_op(*s, where + " " + step.mnemonic, cta, thread, where);
+  } else if (const auto* s = std::get_if<ptx::BulkPrefetch>(&b)) {
+    // A hint with no architectural effect; its operands are still checked (§7).
+    uint64_t src = global_address(s->srcMem, "srcMem", where);
+    int64_t size = integer(s->size, "size", where);
+    if (size % 16 || src % 16)
+      fail("bulk.align", "cp.async.bulk.prefetch needs a 16-byte aligned address and size, got address " +
+                             std::to_string(src) + ", size " + std::to_string(size), where);
+    log(where + ": prefetch (no effect)");
+  } else if (std::holds_alternative<ptx::CommitGroup>(b)) {
+    auto& t = thread_state(cta, thread);
+    t.groups.push_back({t.uncommitted});
+    t.uncommitted.clear();
+    log(where + ": commit_group (" + std::to_string(t.groups.back().ops.size()) + " operations)");
+  } else if (const auto* s = std::get_if<ptx::WaitGroup>(&b)) {
+    int64_t n = integer(s->n, "N", where);
+    if (n < 0) fail("bulk.wait-group", "wait_group N must be non-negative, got " + std::to_string(n), where);
+    auto& t = thread_state(cta, thread);
+    const bool read_only = s->read;
+    if (!read_only) {
+      for (auto& g : t.read_only)
+        for (int id : order(g.ops)) if (in_flight_.count(id)) complete(id);
+      t.read_only.clear();
     }
-    case Op::commit_group: {
-      auto& t = thread_state(cta, thread);
-      t.groups.push_back({t.uncommitted});
-      t.uncommitted.clear();
-      log(where + ": commit_group (" + std::to_string(t.groups.back().ops.size()) + " operations)");
-      break;
-    }
-    case Op::wait_group: {
-      int64_t n = integer(*inst.operand("N"), "N", where);
-      if (n < 0) fail("bulk.wait-group", "wait_group N must be non-negative, got " + std::to_string(n), where);
-      auto& t = thread_state(cta, thread);
-      const bool read_only = inst.sel.has(".read");
-      if (!read_only) {
-        for (auto& g : t.read_only)
-          for (int id : order(g.ops)) if (in_flight_.count(id)) complete(id);
-        t.read_only.clear();
+    while (static_cast<int64_t>(t.groups.size()) > n) {
+      Group g = t.groups.front();
+      t.groups.pop_front();
+      for (int id : order(g.ops)) {
+        if (!in_flight_.count(id)) continue;
+        if (read_only) read_sources(id);
+        else complete(id);
       }
-      while (static_cast<int64_t>(t.groups.size()) > n) {
-        Group g = t.groups.front();
-        t.groups.pop_front();
-        for (int id : order(g.ops)) {
-          if (!in_flight_.count(id)) continue;
-          if (read_only) read_sources(id);
-          else complete(id);
-        }
-        if (read_only) t.read_only.push_back(g);
-      }
-      break;
+      if (read_only) t.read_only.push_back(g);
     }
-    case Op::mbar_try_wait: case Op::mbar_test_wait: {
-      bool blocking = inst.op() == Op::mbar_try_wait;
-      bool ok = wait_satisfied(inst, cta, where, blocking);
-      if (!ok && blocking) {
-        log(where + ": blocked in " + std::string(inst.form().opcode));
-        return false;
-      }
-      store_symbol(*inst.operand("waitComplete"), ok ? 1 : 0);
-      break;
+  } else if (const auto* s = std::get_if<ptx::MbarWait>(&b)) {
+    bool ok = wait_satisfied(*s, cta, where, s->blocking);
+    if (!ok && s->blocking) {
+      log(where + ": blocked in " + std::string(opcode));
+      return false;
     }
-    case Op::mbar_init: case Op::mbar_arrive: case Op::mbar_expect_tx: case Op::mbar_complete_tx:
-    case Op::mbar_pending_count: case Op::mbar_inval:
-      mbarrier_op(inst, cta, thread, where);
-      break;
-    case Op::fence:
-      if (inst.form().id == "fence.proxy.async" && inst.sel.get("state_space") != ".global") unfenced_[cta].clear();
-      log(where + ": " + std::string(inst.form().opcode));
-      break;
-    case Op::cluster_barrier:
-      log(where + ": " + std::string(inst.form().opcode) + " (no ordering needed in the sequential model)");
-      break;
-    case Op::store: plain_store(inst, cta, where); break;
-    case Op::tensormap:
-      fail("model.unsupported", std::string(inst.form().opcode) + " is checked by the PTX front end but not modelled",
-           where);
+    store_symbol(s->waitComplete, ok ? 1 : 0);
+  } else if (const auto* s = std::get_if<ptx::Fence>(&b)) {
+    if (s->kind == ptx::Fence::Kind::proxy_async && s->space != ptx::Space::global) unfenced_[cta].clear();
+    log(where + ": " + std::string(opcode));
+  } else if (std::holds_alternative<ptx::ClusterBarrier>(b)) {
+    log(where + ": " + std::string(opcode) + " (no ordering needed in the sequential model)");
+  } else if (const auto* s = std::get_if<ptx::Store>(&b)) {
+    plain_store(*s, cta, where);
+  } else if (std::holds_alternative<ptx::TensormapOp>(b)) {
+    fail("model.unsupported", std::string(opcode) + " is checked by the PTX front end but not modelled", where);
+  } else {
+    mbarrier_op(step, cta, where);  // init, arrive, expect_tx, complete_tx, pending_count, inval
   }
   return true;
 }
@@ -312,7 +300,7 @@ void Engine::retry_blocked() {
     for (auto& [cta, held] : backlog_) {
       while (!held.empty()) {
         Blocked& b = held.front();
-        if (!execute(b.inst, cta, b.thread, b.where)) break;
+        if (!execute(b.step, cta, b.thread, b.where)) break;
         log(b.where + ": resumed");
         held.pop_front();
         progress = true;
@@ -321,19 +309,19 @@ void Engine::retry_blocked() {
   }
 }
 
-void Engine::plain_store(const ptx::Instruction& inst, int cta, const std::string& where) {
-  int bytes = inst.sel.get("type")[2] == '8' ? 1 : std::stoi(std::string(inst.sel.get("type").substr(2))) / 8;
-  int64_t value = integer(*inst.operand("value"), "value", where);
+void Engine::plain_store(const ptx::Store& s, int cta, const std::string& where) {
+  const int bytes = s.bytes;
+  int64_t value = integer(s.value, "value", where);
   Range r;
   uint8_t* dst;
-  if (inst.form().id == "st.global") {
-    uint64_t a = global_address(*inst.operand("addr"), "addr", where);
+  if (s.space == ptx::Space::global) {
+    uint64_t a = global_address(s.addr, "addr", where);
     dst = global_.find(a, bytes);
     if (!dst) fail("model.global-fault", "st.global to " + std::to_string(a) + " (" + std::to_string(bytes) +
                                              " bytes) is outside every global allocation", where);
     r = {Range::global, 0, a, a + bytes};
   } else {
-    uint32_t a = shared_cta_address(*inst.operand("addr"), cta, "addr", where);
+    uint32_t a = shared_cta_address(s.addr, cta, "addr", where);
     check_shared_range(cta, a, bytes, "st.shared", where);
     dst = smem_[cta].bytes.data() + a;
     r = {Range::shared, cta, a, a + static_cast<uint64_t>(bytes)};

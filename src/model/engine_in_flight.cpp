@@ -145,15 +145,14 @@ std::vector<int> Engine::order(std::vector<int> ids) {
   return ids;
 }
 
-bool Engine::wait_satisfied(const ptx::Instruction& inst, int cta, const std::string& where, bool complete_ops) {
-  BarrierRef ref{cta, shared_cta_address(*inst.operand("addr"), cta, "addr", where)};
+bool Engine::wait_satisfied(const ptx::MbarWait& w, int cta, const std::string& where, bool complete_ops) {
+  BarrierRef ref{cta, shared_cta_address(w.addr, cta, "addr", where)};
   MBarrier& b = barrier(ref, where);
-  const ptx::Operand* parity = inst.operand("phaseParity");
   auto done = [&] {
     // The barrier's own checks (invalid object, stale token, parity) carry no place: add it.
     try {
-      return parity ? b.test_parity(integer(*parity, "phaseParity", where))
-                    : b.test_wait(static_cast<uint64_t>(integer(*inst.operand("state"), "state", where)) >> 21);
+      return w.parity ? b.test_parity(integer(w.phase, "phaseParity", where))
+                      : b.test_wait(static_cast<uint64_t>(integer(w.phase, "state", where)) >> 21);
     } catch (const DiagnosticError& e) {
       if (!e.diagnostic().where.empty()) throw;
       Diagnostic d = e.diagnostic();
@@ -176,9 +175,9 @@ bool Engine::wait_satisfied(const ptx::Instruction& inst, int cta, const std::st
 }
 
 std::string Engine::deadlock_report(const Blocked& blocked, int cta) {
-  BarrierRef ref{cta, shared_cta_address(*blocked.inst.operand("addr"), cta, "addr", blocked.where)};
+  BarrierRef ref{cta, shared_cta_address(blocked.step.as<ptx::MbarWait>().addr, cta, "addr", blocked.where)};
   const MBarrier& b = barrier(ref, blocked.where);
-  std::string msg = std::string(blocked.inst.form().opcode) + " on the mbarrier at shared offset " +
+  std::string msg = std::string(blocked.step.inst.form().opcode) + " on the mbarrier at shared offset " +
                     std::to_string(ref.offset) + " of CTA " + std::to_string(cta) +
                     " can never complete: " + b.describe();
   if (b.tx > 0 && b.pending == 0) msg += "; " + std::to_string(b.tx) + " armed bytes were never delivered";

@@ -341,12 +341,13 @@ void take(tensor_map::Swizzle swz, const uint8_t* smem, uint32_t row, uint32_t r
 
 }  // namespace
 
-bool parse_im2col_mode(std::string_view load_mode, Im2colMode& out) {
-  if (load_mode == ".im2col" || load_mode == ".im2col_no_offs") out = Im2colMode::im2col;
-  else if (load_mode == ".im2col::w") out = Im2colMode::w;
-  else if (load_mode == ".im2col::w::128") out = Im2colMode::w128;
-  else return false;
-  return true;
+std::optional<Im2colMode> im2col_mode_of(ptx::LoadMode mode) {
+  switch (mode) {
+    case ptx::LoadMode::im2col: case ptx::LoadMode::im2col_no_offs: return Im2colMode::im2col;
+    case ptx::LoadMode::im2col_w: return Im2colMode::w;
+    case ptx::LoadMode::im2col_w_128: return Im2colMode::w128;
+    default: return std::nullopt;
+  }
 }
 
 void im2col_check(const TensorMap& map, std::span<const int32_t> coords, const Im2colInfo& info) {

@@ -51,27 +51,30 @@ spec::RedType reduction_type(spec::RedOp op, const TensorMap& m) {
 
 }  // namespace
 
-void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
-  const ptx::Operand& tref = *inst.operand("[tensorMap, tensorCoords]");
+void Engine::tensor_op(const ptx::TensorCopy& s, const std::string& desc, int cta, int thread,
+                       const std::string& where) {
+  using Kind = ptx::TensorCopy::Kind;
+  using ptx::LoadMode;
+  const ptx::Operand& tref = s.tensor;
   auto it = maps_.find(tref.map);
   if (it == maps_.end()) fail("tensor.unknown-map", "`" + tref.map + "` is not a tensor map of the scenario", where);
   const TensorMap& map = it->second;
-  const std::string_view mode = inst.sel.get("load_mode");
-  const spec::Op kind = inst.op();
+  const LoadMode mode = s.mode;
+  const Kind kind = s.kind;
 
   // §2.1 item 8: the load mode must match the map's kind.
-  const bool tile_mode = mode == ".tile" || mode == ".tile::gather4" || mode == ".tile::scatter4";
-  const bool im2col_mode = mode == ".im2col" || mode == ".im2col_no_offs";
+  const bool tile_mode = mode == LoadMode::tile || mode == LoadMode::gather4 || mode == LoadMode::scatter4;
+  const bool im2col_mode = mode == LoadMode::im2col || mode == LoadMode::im2col_no_offs;
   if ((tile_mode && map.encode != tensor_map::Encode::tiled) ||
       (im2col_mode && map.encode != tensor_map::Encode::im2col) ||
       (!tile_mode && !im2col_mode && map.encode != tensor_map::Encode::im2col_wide))
-    fail("tensor.map-kind", std::string(mode) + " needs a " +
+    fail("tensor.map-kind", std::string(ptx::name(mode)) + " needs a " +
                                 (tile_mode ? "tiled" : im2col_mode ? "im2col" : "im2col_wide") + " map, but `" + tref.map +
                                 "` is " + std::string(tensor_map::name(map.encode)) + " (§2.1 item 8)", where);
-  if (inst.sel.dim() != map.rank)
-    fail("tensor.dim-rank", "." + std::to_string(inst.sel.dim()) + "d does not match the rank " +
+  if (s.dim != map.rank)
+    fail("tensor.dim-rank", "." + std::to_string(s.dim) + "d does not match the rank " +
                                 std::to_string(map.rank) + " of `" + tref.map + "` (§2.1)", where);
-  const bool four = mode == ".tile::gather4" || mode == ".tile::scatter4";  // §5: {col, row0..row3}
+  const bool four = mode == LoadMode::gather4 || mode == LoadMode::scatter4;  // §5: {col, row0..row3}
 
   std::vector<int32_t> coords;
   for (size_t i = 0; i < tref.elems.size(); ++i) {
@@ -81,17 +84,19 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
     coords.push_back(static_cast<int32_t>(v.v));
   }
   using tensor_map::Direction;
-  Direction dir = kind == spec::Op::tensor_load ? Direction::load
-                  : kind == spec::Op::tensor_store ? Direction::store
-                  : kind == spec::Op::tensor_reduce ? Direction::reduce : Direction::prefetch;
+  Direction dir = kind == Kind::load ? Direction::load
+                  : kind == Kind::store ? Direction::store
+                  : kind == Kind::reduce ? Direction::reduce : Direction::prefetch;
   for (const auto& d : four ? gather4_check(map, coords, dir, cfg_.target)
                             : tensor_map::check_coordinates(map, coords, dir, cfg_.target))
     if (d.severity == Severity::error) throw DiagnosticError({d.severity, d.rule, d.message, where});
   // im2col modes (§4): the im2colInfo operand, then the walk's own preconditions (prefetches too).
   Im2colInfo info;
-  const bool im2col = parse_im2col_mode(mode, info.mode);
+  const std::optional<Im2colMode> walk = im2col_mode_of(mode);
+  const bool im2col = walk.has_value();
+  if (walk) info.mode = *walk;
   if (im2col) {
-    if (const ptx::Operand* i2c = inst.operand("im2colInfo")) {
+    if (const auto& i2c = s.im2colInfo) {
       std::vector<int64_t> v;
       for (const ptx::Expr& e : i2c->elems) {
         Value x = eval(e, where);
@@ -110,7 +115,7 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
     }
   }
 
-  if (kind == spec::Op::tensor_prefetch) {
+  if (kind == Kind::prefetch) {
     log(where + ": prefetch (no effect, §2.7)");
     return;
   }
@@ -124,7 +129,7 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
     check_shared_range(in_cta, off, footprint, what, where);
   };
   Op op;
-  op.desc = where + " " + spec::canonical_mnemonic(inst.sel);
+  op.desc = desc;
   // A named pair, not a structured binding: clang before 16 cannot capture those in a lambda.
   const std::pair<uint64_t, uint64_t> extent = im2col ? im2col_global_extent(map, coords, info)
                                                : four   ? gather4_global_extent(map, coords)
@@ -138,8 +143,9 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
     return r;
   };
 
-  if (kind == spec::Op::tensor_load) {
-    const Landing land = landing(inst, cta, inst.sel.get("dst") == ".shared::cta", "tensor.mbar-cta", where);
+  if (kind == Kind::load) {
+    const Landing land = landing(*s.dstMem, *s.mbar, s.ctaMask, s.cta_group == 2, cta, s.dst == ptx::Space::shared_cta,
+                                 "tensor.mbar-cta", where);
     const std::vector<int>& dests = land.ctas;
     const uint32_t dst = land.dst;
     const BarrierRef mbar{dests.front(), land.mbar};
@@ -169,11 +175,11 @@ void Engine::tensor_op(const ptx::Instruction& inst, int cta, int thread, const 
   }
 
   // Stores and reductions read the executing CTA's shared memory and write global memory.
-  const uint32_t src = shared_cta_address(*inst.operand("srcMem"), cta, "srcMem", where);
+  const uint32_t src = shared_cta_address(*s.srcMem, cta, "srcMem", where);
   check_smem(src, cta, "srcMem");
   std::optional<spec::RedOp> red;
-  if (kind == spec::Op::tensor_reduce) {
-    red = *spec::parse_red_op(inst.sel.get("redOp").substr(1));
+  if (kind == Kind::reduce) {
+    red = *s.red;
     spec::RedType type = reduction_type(*red, map);
     if (!spec::reduction_allowed("tensor.reduce", *red, type) ||
         map.data_type == tensor_map::DataType::float64 || map.data_type == tensor_map::DataType::uint8 ||

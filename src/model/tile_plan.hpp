@@ -1,6 +1,6 @@
 // The tiled-mode walk's plan of one box (§2.1-§2.3, §3): the map and coordinates checked and
 // turned into per-dimension counts, strides and in-bound ranges, the shared-memory row layout
-// and the swizzle. Internal to the model (tile.cpp, tile_plan.cpp, tile_walk.hpp).
+// and the swizzle. Internal to the model (tile_reference.cpp, tile_plan.cpp, fast/tile.cpp, fast/tile_walk.hpp).
 #pragma once
 #include <array>
 #include <cstdint>

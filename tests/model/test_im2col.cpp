@@ -564,15 +564,14 @@ TEST(Im2colWideDiag, HaloOffsetModeAndBox) {
   EXPECT_EQ(check({0, 16, 0, 0}, {Im2colMode::w128, {}, 0, 0}), "tensor.im2col-base-outside-box");
 }
 
-TEST(Im2colMode, LoadModeNames) {
-  Im2colMode m{};
-  EXPECT_TRUE(parse_im2col_mode(".im2col_no_offs", m));
-  EXPECT_EQ(m, Im2colMode::im2col);
-  EXPECT_TRUE(parse_im2col_mode(".im2col::w::128", m));
-  EXPECT_EQ(m, Im2colMode::w128);
-  EXPECT_TRUE(parse_im2col_mode(".im2col::w", m));
-  EXPECT_EQ(m, Im2colMode::w);
-  EXPECT_FALSE(parse_im2col_mode(".tile", m));
+TEST(Im2colMode, LoadModes) {
+  // Every decoded load mode: the three im2col walks, and none for the tiled modes.
+  EXPECT_EQ(im2col_mode_of(tmakit::ptx::LoadMode::im2col), Im2colMode::im2col);
+  EXPECT_EQ(im2col_mode_of(tmakit::ptx::LoadMode::im2col_no_offs), Im2colMode::im2col);
+  EXPECT_EQ(im2col_mode_of(tmakit::ptx::LoadMode::im2col_w), Im2colMode::w);
+  EXPECT_EQ(im2col_mode_of(tmakit::ptx::LoadMode::im2col_w_128), Im2colMode::w128);
+  for (auto m : {tmakit::ptx::LoadMode::tile, tmakit::ptx::LoadMode::gather4, tmakit::ptx::LoadMode::scatter4})
+    EXPECT_FALSE(im2col_mode_of(m).has_value());
 }
 
 }  // namespace

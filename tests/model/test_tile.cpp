@@ -598,6 +598,36 @@ TEST(TileRandom, ReductionsMatchReference) {
   }
 }
 
+// The plain reference walk (model::reference, what the fast walk is kept equal to) against the
+// naive walk of this file, on the same draws.
+TEST(TileRandom, ReferenceWalkMatchesNaiveWalk) {
+  namespace plain = tmakit::model::reference;
+  std::mt19937 rng(101);
+  for (int iter = 0; iter < 2000; ++iter) {
+    Case cs = random_case(rng, false, false);
+    std::vector<uint8_t> want = cs.smem;
+    ref_load(cs.map, cs.coords, cs.g, want, cs.off);
+    plain::tile_load(cs.map, cs.coords, cs.g, cs.smem, cs.off);
+    ASSERT_EQ(cs.smem, want) << describe(cs);
+  }
+  const RedOp ops[] = {RedOp::add, RedOp::min, RedOp::max, RedOp::inc, RedOp::dec, RedOp::and_, RedOp::or_, RedOp::xor_};
+  for (int iter = 0; iter < 2000; ++iter) {
+    const bool reduce = iter % 2;
+    Case cs = random_case(rng, true, reduce);
+    const RedOp op = ops[rng() % 8];
+    GlobalMemory want = cs.g;
+    if (reduce) {
+      ref_reduce(cs.map, cs.coords, op, cs.smem, cs.off, want);
+      plain::tile_reduce(cs.map, cs.coords, op, cs.smem, cs.off, cs.g);
+    } else {
+      ref_store(cs.map, cs.coords, cs.smem, cs.off, want);
+      plain::tile_store(cs.map, cs.coords, cs.smem, cs.off, cs.g);
+    }
+    for (size_t a = 0; a < want.allocations().size(); ++a)
+      ASSERT_EQ(cs.g.allocations()[a].bytes, want.allocations()[a].bytes) << describe(cs) << " reduce " << reduce;
+  }
+}
+
 // ---- properties ---------------------------------------------------------------------
 
 // 16-byte global chunks holding a byte of an in-bound element.
@@ -650,7 +680,7 @@ TEST(TileProperties, LoadThenStoreRoundTrips) {
 }
 
 // Boxes swept along dimension 0 are streams (the walk prefetches each row's
-// continuation, src/model/tile.cpp StreamPredictor): sweeps of loads and of
+// continuation, src/model/fast/tile_walk.hpp StreamPredictor): sweeps of loads and of
 // stores over tensors whose allocation ends exactly at the tensor's last byte,
 // for several box widths and ranks, give what the reference gives box by box.
 TEST(TileProperties, SweepsAlongDimensionZeroMatchReference) {

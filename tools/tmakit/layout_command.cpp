@@ -17,8 +17,8 @@
 #include "numbers.hpp"
 #include "output_files.hpp"
 #include "tmakit/layout/render.hpp"
-#include "tmakit/ptx/instruction.hpp"
-#include "tmakit/scenario/scenario.hpp"
+#include "tmakit/ptx/step.hpp"
+#include "tmakit/scenario/program.hpp"
 
 namespace tmakit::cli {
 namespace {
@@ -106,81 +106,77 @@ Load from_flags(const LayoutOptions& o) {
 }
 
 // A scenario operand's value: an immediate, or a symbol of `symbols` plus an offset.
-scenario::SymbolValue value_of(const ptx::Expr& e, const scenario::Scenario& s, const std::string& where) {
-  scenario::SymbolValue v;
+scenario::Symbol value_of(const ptx::Expr& e, const scenario::Program& p, const std::string& where) {
+  scenario::Symbol v;
   if (!e.is_immediate()) {
-    auto it = std::find_if(s.symbols.begin(), s.symbols.end(), [&](const auto& kv) { return kv.first == e.symbol; });
-    if (it == s.symbols.end())
+    const scenario::Symbol* sym = p.find_symbol(e.symbol);
+    if (!sym)
       stop(kUnusable, where, "layout.unknown-symbol",
            fmt::format("`{}` is not in the scenario's symbols (a value stored by an earlier step cannot be drawn)",
                        e.symbol));
-    v = scenario::parse_symbol(it->second, "scenario.symbols." + e.symbol, s);
+    v = *sym;
   }
   v.v += e.offset;
   return v;
 }
 
-int64_t integer_of(const ptx::Expr& e, const scenario::Scenario& s, const std::string& where, const std::string& what) {
-  scenario::SymbolValue v = value_of(e, s, where);
+int64_t integer_of(const ptx::Expr& e, const scenario::Program& p, const std::string& where, const std::string& what) {
+  scenario::Symbol v = value_of(e, p, where);
   if (v.kind != scenario::SymbolValue::Kind::integer)
     stop(kUnusable, where, "layout.operand", fmt::format("{} must be an integer, got `{}`", what, e.str()));
   return v.v;
 }
 
 Load from_scenario(const LayoutOptions& o) {
-  const scenario::Scenario s = scenario::load_file(o.scenario);
+  const scenario::Program p = scenario::resolve(scenario::load_file(o.scenario));
   const int n = *o.step;
-  if (n < 0 || size_t(n) >= s.program.size())
+  if (n < 0 || size_t(n) >= p.steps.size())
     stop(kUnusable, "--step", "cli.step", fmt::format("step {} is outside the program's steps 0..{}", n,
-                                                      int(s.program.size()) - 1));
-  const scenario::Step& st = s.program[size_t(n)];
-  const std::string where = fmt::format("{}: program[{}] (cta {})", o.scenario, n, st.cta);
-  Diagnostics diags;
-  std::optional<ptx::Instruction> inst = ptx::parse_instruction(st.ptx, diags, where);
-  if (!inst) stop(kUnusable, diags.front());
-  if (inst->op() != spec::Op::tensor_load)
+                                                      int(p.steps.size()) - 1));
+  const scenario::ProgramStep& st = p.steps[size_t(n)];
+  const std::string where = fmt::format("{}: {}", o.scenario, st.where);
+  const auto* t = st.ptx ? std::get_if<ptx::TensorCopy>(&st.ptx->body) : nullptr;
+  if (!t || t->kind != ptx::TensorCopy::Kind::load)
     stop(kUnusable, where, "layout.not-a-load",
          fmt::format("{} is not a tensor load (cp.async.bulk.tensor...shared::cluster.global...): nothing lands "
-                     "in shared memory to draw", spec::canonical_mnemonic(inst->sel)));
-  const std::string_view mode = inst->sel.get("load_mode");
+                     "in shared memory to draw", st.ptx ? st.ptx->mnemonic : std::string(model::call_name(st.call->kind))));
   Load l;
-  l.target = s.target;
-  if (model::parse_im2col_mode(mode, l.info.mode) == false && mode != ".tile")
-    stop(kUnusable, where, "layout.unsupported", fmt::format("load mode {} is not drawn yet", mode));
-  const ptx::Operand& tref = *inst->operand("[tensorMap, tensorCoords]");
-  auto map = std::find_if(s.maps.begin(), s.maps.end(), [&](const auto& kv) { return kv.first == tref.map; });
-  if (map == s.maps.end())
-    stop(kUnusable, where, "tensor.unknown-map", fmt::format("`{}` is not a tensor map of the scenario", tref.map));
-  l.map = map->second.map;
+  l.target = p.target;
+  if (auto walk = model::im2col_mode_of(t->mode)) l.info.mode = *walk;
+  else if (t->mode != ptx::LoadMode::tile)
+    stop(kUnusable, where, "layout.unsupported", fmt::format("load mode {} is not drawn yet", ptx::name(t->mode)));
+  const ptx::Operand& tref = t->tensor;
+  const scenario::BoundMap* map = p.find_map(tref.map);
+  if (!map) stop(kUnusable, where, "tensor.unknown-map", fmt::format("`{}` is not a tensor map of the scenario", tref.map));
+  l.map = map->map;
   l.where = "tensor_maps." + tref.map;
   for (size_t i = 0; i < tref.elems.size(); ++i) {
-    const int64_t c = integer_of(tref.elems[i], s, where, fmt::format("tensorCoords[{}]", i));
+    const int64_t c = integer_of(tref.elems[i], p, where, fmt::format("tensorCoords[{}]", i));
     if (c < INT32_MIN || c > INT32_MAX)
       stop(kUnusable, where, "tensor.coord-range", fmt::format("tensorCoords[{}] = {} is not an .s32 value", i, c));
     l.coords.push_back(int32_t(c));
   }
-  if (const ptx::Operand* i2c = inst->operand("im2colInfo")) {  // as the engine reads it (model/tensor.cpp)
+  if (t->im2colInfo) {  // as the engine reads it (model/tensor.cpp)
     std::vector<int64_t> v;
-    for (const ptx::Expr& e : i2c->elems) v.push_back(integer_of(e, s, where, "im2colInfo element"));
+    for (const ptx::Expr& e : t->im2colInfo->elems) v.push_back(integer_of(e, p, where, "im2colInfo element"));
     if (l.info.mode == model::Im2colMode::im2col) std::copy_n(v.begin(), std::min<size_t>(v.size(), 3), l.info.offsets.begin());
     else if (v.size() == 2) l.info.w_halo = v[0], l.info.w_offset = v[1];
   }
   // Where it lands: dstMem's CTA, or every CTA of a multicast ctaMask (§10.1: bit r is CTA rank r).
-  const scenario::SymbolValue dst = value_of(inst->operand("dstMem")->expr, s, where);
-  if (dst.kind == scenario::SymbolValue::Kind::global || dst.v < 0 || dst.v >= int64_t(s.shared_bytes))
+  const scenario::Symbol dst = value_of(t->dstMem->expr, p, where);
+  if (dst.kind == scenario::SymbolValue::Kind::global || dst.v < 0 || dst.v >= int64_t(p.shared_bytes))
     stop(kUnusable, where, "layout.operand", fmt::format("dstMem `{}` is not a shared address of the {} bytes of "
-                                                         "shared memory", inst->operand("dstMem")->expr.str(),
-                                                         s.shared_bytes));
+                                                         "shared memory", t->dstMem->expr.str(), p.shared_bytes));
   l.smem_offset = uint32_t(dst.v);
   l.ctas = {dst.kind == scenario::SymbolValue::Kind::cluster ? dst.rank : st.cta};
-  if (const ptx::Operand* m = inst->operand("ctaMask")) {
-    const int64_t mask = integer_of(m->expr, s, where, "ctaMask");
+  if (t->ctaMask) {
+    const int64_t mask = integer_of(t->ctaMask->expr, p, where, "ctaMask");
     l.ctas.clear();
-    for (int r = 0; r < s.ctas && r < 16; ++r)
+    for (int r = 0; r < p.ctas && r < 16; ++r)
       if (mask >> r & 1) l.ctas.push_back(r);
     if (l.ctas.empty())
       stop(kUnusable, where, "multicast.mask-empty",
-           fmt::format("ctaMask {:#x} selects no CTA of a cluster of {} (§13 item 9)", mask, s.ctas));
+           fmt::format("ctaMask {:#x} selects no CTA of a cluster of {} (§13 item 9)", mask, p.ctas));
   }
   return l;
 }

@@ -15,7 +15,7 @@
 
 #include "tmakit/model/mbarrier.hpp"
 #include "tmakit/model/memory.hpp"
-#include "tmakit/ptx/instruction.hpp"
+#include "tmakit/ptx/step.hpp"
 #include "tmakit/tensor_map/tensor_map.hpp"
 
 namespace tmakit::model {
@@ -48,9 +48,13 @@ class Engine {
   void set_symbol(const std::string& name, Value v) { symbols_[name] = v; }
   std::optional<Value> symbol(const std::string& name) const;
 
-  // Execute one step. `where` names it in diagnostics ("program[3] (cta 0)").
+  // Execute one decoded step. `where` names it in diagnostics ("program[3] (cta 0)").
   // Throws DiagnosticError on undefined behaviour, a fault, or a deadlock.
-  void step(const ptx::Instruction& inst, int cta, int thread, const std::string& where);
+  void step(const ptx::Step& step, int cta, int thread, const std::string& where);
+  // The same for an instruction not yet decoded (decoded on each call: tests, one-off steps).
+  void step(const ptx::Instruction& inst, int cta, int thread, const std::string& where) {
+    step(ptx::decode(inst), cta, thread, where);
+  }
   // End of the program: retry blocked waits, complete everything in flight, and
   // report deadlocks and barriers whose transaction counts do not balance.
   void finish();
@@ -58,7 +62,7 @@ class Engine {
   // For drivers that order the threads themselves (tmakit check replays a trace): execute
   // one step unless it is a blocking wait the model cannot satisfy yet; then nothing is
   // held and false is returned (in-flight operations feeding the barrier may have completed).
-  bool try_step(const ptx::Instruction& inst, int cta, int thread, const std::string& where);
+  bool try_step(const ptx::Step& step, int cta, int thread, const std::string& where);
   // The barrier at shared offset `offset` of `cta`, or nullptr when none was ever touched.
   const MBarrier* find_barrier(int cta, uint32_t offset) const;
   // The description of an operation in flight that still writes any of the shared bytes
@@ -109,15 +113,16 @@ class Engine {
     std::deque<Group> read_only;   // popped by wait_group.read: sources read, writes pending
   };
   struct Blocked {
-    ptx::Instruction inst;
+    ptx::Step step;
     int thread;
     std::string where;
   };
 
   // A step's CTA, target and PTX version, checked before it runs (warnings kept).
-  void admit(const ptx::Instruction& inst, int cta, const std::string& where);
+  void admit(const ptx::Step& step, int cta, const std::string& where);
   // Evaluation of operands.
   Value eval(const ptx::Expr& e, const std::string& where) const;
+  Value eval(const ptx::Operand& o, const std::string& where) const { return eval(o.expr, where); }
   int64_t integer(const ptx::Operand& o, const std::string& what, const std::string& where) const;
   uint32_t shared_cta_address(const ptx::Operand& o, int cta, const std::string& what, const std::string& where) const;
   std::pair<int, uint32_t> cluster_address(const ptx::Operand& o, int cta, const std::string& what,
@@ -131,18 +136,21 @@ class Engine {
     std::vector<int> ctas, mbar_ctas;
     uint32_t dst = 0, mbar = 0;
   };
-  Landing landing(const ptx::Instruction& inst, int cta, bool cta_window, const char* mbar_rule,
-                  const std::string& where) const;
+  // dstMem and mbar in the executing CTA (cta_window: a .shared::cta destination) or in the
+  // cluster; ctaMask for multicast; pair for .cta_group::2.
+  Landing landing(const ptx::Operand& dst, const ptx::Operand& mbar, const std::optional<ptx::Operand>& cta_mask,
+                  bool pair, int cta, bool cta_window, const char* mbar_rule, const std::string& where) const;
   void store_symbol(const ptx::Operand& o, int64_t value);
 
   // Operations of each family (one file each: bulk.cpp, tensor.cpp, barrier ops here).
-  void bulk_copy(const ptx::Instruction& inst, int cta, int thread, const std::string& where);
-  void bulk_reduce(const ptx::Instruction& inst, int cta, int thread, const std::string& where);
-  void tensor_op(const ptx::Instruction& inst, int cta, int thread, const std::string& where);
-  void mbarrier_op(const ptx::Instruction& inst, int cta, int thread, const std::string& where);
-  void plain_store(const ptx::Instruction& inst, int cta, const std::string& where);
-  bool execute(const ptx::Instruction& inst, int cta, int thread, const std::string& where);  // false: blocked
-  bool wait_satisfied(const ptx::Instruction& inst, int cta, const std::string& where, bool complete_ops);
+  // `desc` is the step's description in messages about the operation in flight.
+  void bulk_copy(const ptx::BulkCopy& s, const std::string& desc, int cta, int thread, const std::string& where);
+  void bulk_reduce(const ptx::BulkReduce& s, const std::string& desc, int cta, int thread, const std::string& where);
+  void tensor_op(const ptx::TensorCopy& s, const std::string& desc, int cta, int thread, const std::string& where);
+  void mbarrier_op(const ptx::Step& step, int cta, const std::string& where);
+  void plain_store(const ptx::Store& s, int cta, const std::string& where);
+  bool execute(const ptx::Step& step, int cta, int thread, const std::string& where);  // false: blocked
+  bool wait_satisfied(const ptx::MbarWait& w, int cta, const std::string& where, bool complete_ops);
 
   // In flight.
   int issue(Op op, int cta, int thread, bool bulk_group);

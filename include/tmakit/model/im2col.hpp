@@ -40,12 +40,14 @@
 //   model.shared-range          the rows do not fit in the CTA's shared memory
 #pragma once
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "tmakit/ptx/step.hpp"
 #include "tmakit/model/memory.hpp"
 #include "tmakit/spec/reduction.hpp"
 #include "tmakit/tensor_map/tensor_map.hpp"
@@ -61,9 +63,9 @@ struct Im2colInfo {
   int64_t w_halo = 0, w_offset = 0;  // .im2col::w, .im2col::w::128
 };
 
-// The mode a load_mode qualifier names (".im2col", ".im2col_no_offs", ".im2col::w",
-// ".im2col::w::128"); false for the others.
-bool parse_im2col_mode(std::string_view load_mode, Im2colMode& out);
+// The walk a decoded load mode takes (.im2col and .im2col_no_offs: im2col; .im2col::w,
+// .im2col::w::128); nullopt for the tiled modes.
+std::optional<Im2colMode> im2col_mode_of(ptx::LoadMode mode);
 
 // What shared row `row` holds: channels c .. c + channelsPerPixel - 1 of input pixel
 // (n, d, h, w) (d and h are 0 where the rank lacks them). Interleaved maps (Q26): one

@@ -52,6 +52,18 @@ void tile_store(const tensor_map::TensorMap& map, std::span<const int32_t> coord
 void tile_reduce(const tensor_map::TensorMap& map, std::span<const int32_t> coords, spec::RedOp op,
                  std::span<const uint8_t> cta_smem, uint32_t src_offset, GlobalMemory& g);
 
+// The same three operations as the ISA describes them, one element and one byte at a time: the
+// plain reference (src/model/tile_reference.cpp). The functions above are the fast walk the
+// engine runs (src/model/fast/), kept equal to these by a property test on random maps.
+namespace reference {
+void tile_load(const tensor_map::TensorMap& map, std::span<const int32_t> coords, const GlobalMemory& g,
+               std::span<uint8_t> cta_smem, uint32_t dst_offset);
+void tile_store(const tensor_map::TensorMap& map, std::span<const int32_t> coords, std::span<const uint8_t> cta_smem,
+                uint32_t src_offset, GlobalMemory& g);
+void tile_reduce(const tensor_map::TensorMap& map, std::span<const int32_t> coords, spec::RedOp op,
+                 std::span<const uint8_t> cta_smem, uint32_t src_offset, GlobalMemory& g);
+}  // namespace reference
+
 // The global bytes a tiled box's in-bound elements occupy, one span per row (widened to whole
 // 16-byte chunks, H6), sorted and merged: what two operations in flight really share (their
 // bounding ranges overlap whenever boxes sit side by side). nullopt where the rows are not

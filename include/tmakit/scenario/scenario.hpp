@@ -121,7 +121,8 @@ struct RunResult {
   Diagnostics warnings;
 };
 
-// Runs on the reference model. Throws DiagnosticError for a program error.
+// Runs on the reference model (resolved first: scenario/program.hpp). Throws
+// DiagnosticError for a program error.
 RunResult run(const Scenario& s, const RunOptions& opts = {});
 
 }  // namespace tmakit::scenario

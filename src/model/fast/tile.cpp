@@ -1,12 +1,13 @@
-// Tiled-mode loads, stores and reductions (§2.1-§2.3, §3): rows of the box, each split into
+// The fast tiled walk, what the engine runs (§2.1-§2.3, §3): rows of the box, each split into
 // its fill parts and its in-bound part; the in-bound part of a row is contiguous in global
 // memory when E[0] = 1 and moves with one memcpy per swizzle granule. The plan of a box is
-// tile_plan.hpp's, the walk over its rows tile_walk.hpp's.
+// tile_plan.hpp's, the walk over its rows tile_walk.hpp's. The plain reference it is kept
+// equal to, element by element, is src/model/tile_reference.cpp (tests/model/test_tile_fast.cpp).
 #include "tmakit/model/tile.hpp"
 
 #include <cstring>
 
-#include "tile_plan.hpp"
+#include "../tile_plan.hpp"
 #include "tile_walk.hpp"
 #include "tmakit/model/numerics.hpp"
 #include "tmakit/model/packed.hpp"

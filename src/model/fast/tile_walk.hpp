@@ -1,7 +1,9 @@
 // The tiled-mode walk over the rows of a planned box (tile_plan.hpp): row groups, global
 // windows, the row locator and the stream prefetcher, and the swizzled row copies into and
 // out of shared memory (§2.1 item 5, §3.1). Templates and small inline functions, so the
-// model's inner loops stay in one translation unit (tile.cpp). Internal to the model.
+// model's inner loops stay in one translation unit (fast/tile.cpp). The speed code (the stream
+// predictor, prefetches, the whole-row path) lives here, apart from the plain reference walk
+// (src/model/tile_reference.cpp). Internal to the model.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -9,7 +11,7 @@
 #include <cstring>
 #include <utility>
 
-#include "tile_plan.hpp"
+#include "../tile_plan.hpp"
 #include "tmakit/model/memory.hpp"
 #include "tmakit/model/swizzle.hpp"
 
