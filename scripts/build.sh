@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
 # Configures and builds tmakit in build/ (CUDA parts too when nvcc is present).
+#   scripts/build.sh                 every target (tests, fuzzers, benchmarks)
+#   scripts/build.sh TARGET...       only these (scripts/quickstart.sh: tmakit)
+# SETUP=build installs only what building needs, SETUP=none nothing (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh "${SETUP:-all}"
+# ccache where installed: scripts/test.sh builds the same sources again for `pip install .`, in
+# build-pip/ (the same depth, so paths relative to CCACHE_BASEDIR match; NOHASHDIR leaves the
+# build folder out of the hash of -g objects).
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+  export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
+  export CMAKE_CUDA_COMPILER_LAUNCHER=${CMAKE_CUDA_COMPILER_LAUNCHER:-ccache}
+fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j "$(nproc)"
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build build -j "$(nproc)" "${targets[@]}"

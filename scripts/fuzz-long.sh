@@ -13,6 +13,8 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   for f in tests/fuzz/fuzz_*.cpp; do t=${f#tests/fuzz/fuzz_}; targets+=("${t%.cpp}"); done
 fi
+# Bring the fuzzers up to date with the sources (run.sh builds only missing ones).
+if [ -f "$out/build.ninja" ] || [ -f "$out/Makefile" ]; then cmake --build "$out"; fi
 for t in "${targets[@]}"; do
   kept=tests/fuzz/corpus/$t
   mkdir -p "$kept" "$out/corpus_$t"

@@ -17,5 +17,6 @@ void bind_layout(nb::module_& m);
 void bind_model(nb::module_& m);
 void bind_lint(nb::module_& m);
 void bind_tensor(nb::module_& m);
+void bind_explain(nb::module_& m);  // explain.cpp
 
 }  // namespace tmakit::python

@@ -9,4 +9,5 @@ NB_MODULE(_core, m) {
   tmakit::python::bind_model(m);
   tmakit::python::bind_lint(m);
   tmakit::python::bind_tensor(m);
+  tmakit::python::bind_explain(m);
 }

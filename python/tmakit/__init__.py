@@ -13,9 +13,11 @@ from ._layout import NO_DATA, Layout
 from ._tensors import TensorFacts, describe, from_tensor, from_triton
 from ._model import run, simulate_load, simulate_reduce, simulate_store
 from ._lint import LintDiagnostic, LintResult, lint
+from ._explain import explain, explain_rules
 
 __version__ = "0.1.0"
 
 __all__ = ["Finding", "InputError", "Layout", "LintDiagnostic", "LintResult", "MapError", "ModelError",
-           "ModelWarning", "NO_DATA", "TensorFacts", "TensorMap", "TmakitError", "describe", "from_tensor",
+           "ModelWarning", "NO_DATA", "TensorFacts", "TensorMap", "TmakitError", "describe", "explain", "explain_rules",
+           "from_tensor",
            "from_triton", "lint", "run", "simulate_load", "simulate_reduce", "simulate_store"]

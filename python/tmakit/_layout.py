@@ -87,7 +87,7 @@ def layout(m: "TensorMap", coords: Optional[Sequence[int]], smem_offset: int, *,
         raise InputError(f"{lines} is outside 1..4096", "python.max-lines", "max_lines")
     for f in m.check_coordinates(c, "load", target):
         if f.severity == "error":
-            raise ModelError(type(f)(f.severity, f.rule, f.message, "coords"))
+            raise InputError(f.message, f.rule, "coords")  # a bad argument, not a fault of the program
     svg, text, js = _core.layout_render(m._json, c, off, lines, _values.integers(offsets, "offsets"),
                                         _values.integer(w_halo, "w_halo"), _values.integer(w_offset, "w_offset"))
     return Layout(svg, text, js)

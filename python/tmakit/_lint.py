@@ -1,6 +1,7 @@
 """tmakit.lint: `tmakit lint` on PTX text."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -66,12 +67,25 @@ class LintResult:
 
 
 @translated()
-def lint(ptx_text: str, arch: Optional[str] = None, *, ptx_version: Optional[str] = None,
+def lint(ptx_text: "str | os.PathLike[str]", arch: Optional[str] = None, *, ptx_version: Optional[str] = None,
          file: str = "<ptx>") -> LintResult:
-    """Lints a PTX module's text (docs/lint.md) against its own .target and .version, or
-    `arch` / `ptx_version` instead. Diagnostics name file:line:col (file = `file`)."""
+    """Lints a PTX module (docs/lint.md) against its own .target and .version, or `arch` /
+    `ptx_version` instead. `ptx_text` is the module's text, or a path (a pathlib.Path, or a str of
+    one line naming an existing file): then the file is read and named in the diagnostics.
+    Diagnostics name file:line:col (file = `file`, or the path)."""
+    if isinstance(ptx_text, os.PathLike) or (isinstance(ptx_text, str) and "\n" not in ptx_text
+                                              and ";" not in ptx_text and os.path.isfile(ptx_text)):
+        path = os.fspath(ptx_text)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                ptx_text = f.read()
+        except OSError as e:
+            from ._errors import InputError
+            raise InputError(f"cannot read {path}: {e.strerror}", "python.ptx-file", "ptx_text") from None
+        if file == "<ptx>":
+            file = path
     if not isinstance(ptx_text, str):
-        raise TypeError(f"ptx_text must be a str, got {type(ptx_text).__name__}")
+        raise TypeError(f"ptx_text must be a str or a path, got {type(ptx_text).__name__}")
     raw, instructions, unusable = _core.lint(ptx_text, str(file), arch, ptx_version)
     out: List[LintDiagnostic] = []
     for severity, rule, message, where in raw:

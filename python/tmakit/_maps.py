@@ -12,7 +12,7 @@ __all__ = ["TensorMap"]
 
 
 class TensorMap:
-    """A tensor map (tma-semantics.md §1). Sizes are elements and every per-dimension
+    """A tensor map (docs/tensor-maps.md). Sizes are elements and every per-dimension
     list is in the map's order: dimension 0 is the innermost (fastest) one, as the
     driver, PTX and the scenario format have it. `strides` are bytes, for dims 1..rank-1."""
 
@@ -121,7 +121,7 @@ class TensorMap:
 
     @translated()
     def check_coordinates(self, coords: Sequence[int], direction: str = "load", target: str = "sm_90a") -> List[Finding]:
-        """The instruction-time rules of one coordinate vector (§2.1 item 6, H9, H14)."""
+        """The instruction-time rules of one coordinate vector."""
         c = _values.integers(coords, "coords")
         return [Finding(*t) for t in _core.map_check_coordinates(self._json, c, str(direction), str(target))]
 
@@ -138,7 +138,7 @@ class TensorMap:
 
     @property
     def smem_alignment(self) -> int:
-        """Minimum alignment of the shared-memory operand (H15: 128)."""
+        """Minimum alignment of the shared-memory operand (128 bytes: the H100 faults below it)."""
         return self._facts["smem_alignment"]
 
     @property

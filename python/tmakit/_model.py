@@ -45,7 +45,7 @@ def _scenario_text(scenario: Any) -> "tuple[str, str]":
 @translated()
 def run(scenario: Scenario, inputs: Optional[Mapping[str, Any]] = None, *,
         seed: Optional[int] = None) -> Dict[str, np.ndarray]:
-    """Runs a scenario (scenario-format.md; a dict or a file) on the model, as `tmakit run`:
+    """Runs a scenario (docs/scenario-format.md; a dict or a file) on the model, as `tmakit run`:
     returns every output as a uint8 array by name. `inputs` give global allocations their
     initial bytes (any array of the allocation's size in bytes). A diagnosed error raises
     ModelError (rule, step, message); the model's warnings become ModelWarning."""
@@ -86,6 +86,15 @@ def _tensor_scenario(m: TensorMap, tensor: Any, smem_bytes: int, target: str) ->
     spec.pop("global_address", None)
     spec.update(encode="tiled", **{"global": "T"})
     data = host_bytes(tensor)
+    # The bytes the map reaches from the tensor's first byte: a smaller tensor is the caller's mistake
+    # (a wrong shape), said as such, not a fault of the model's global memory.
+    dims, strides = spec.get("dims", []), spec.get("strides", [])
+    if dims and not str(spec.get("data_type", "")).startswith("16u"):
+        reach = dims[0] * m._facts["element_bits"] // 8 + sum((d - 1) * s for d, s in zip(dims[1:], strides))
+        if len(data) < reach:
+            raise InputError(f"the tensor holds {len(data)} bytes, but the map (dims {dims}, strides {strides}) reaches "
+                             f"{reach} bytes: pass the tensor the map was made from, or a map of this tensor's shape",
+                             "python.tensor-size", "tensor")
     shared = min(max(smem_bytes + 16, 1024), 232448)
     return {"format": "tmakit-scenario/1", "target": str(target), "shared_bytes": shared,
             "global": {"T": {"bytes": max(len(data), 16), "align": 1024}}, "tensor_maps": {"m": spec},

@@ -7,6 +7,8 @@ dimension ndim-1-i. Element strides (DLPack, Triton) are multiplied by the
 element size; the interfaces give bytes already."""
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -18,13 +20,20 @@ from ._maps import TensorMap
 
 __all__ = ["TensorFacts", "describe", "from_tensor", "from_triton", "host_bytes"]
 
-# DLPack type codes (dlpack.h: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4) → map data types.
+# DLPack type codes (dlpack.h: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6, the float8 codes
+# 7..14 of DLPack 1.1) → map data types. 1- and 2-byte types with no map type of their own (int8,
+# int16, bool, every fp8) are copied as uint8/uint16, as Triton encodes them: the engine moves bytes.
 _DLPACK_TYPES = {(1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32", (0, 32): "int32", (1, 64): "uint64",
-                 (0, 64): "int64", (2, 16): "float16", (2, 32): "float32", (2, 64): "float64", (4, 16): "bfloat16"}
-_DLPACK_NAMES = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 5: "complex", 6: "bool"}
+                 (0, 64): "int64", (2, 16): "float16", (2, 32): "float32", (2, 64): "float64", (4, 16): "bfloat16",
+                 (0, 8): "uint8", (0, 16): "uint16", (6, 8): "uint8",
+                 **{(code, 8): "uint8" for code in range(7, 15)}}
+_DLPACK_NAMES = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 5: "complex", 6: "bool", 7: "float8_e3m4",
+                 8: "float8_e4m3", 9: "float8_e4m3b11fnuz", 10: "float8_e4m3fn", 11: "float8_e4m3fnuz",
+                 12: "float8_e5m2", 13: "float8_e5m2fnuz", 14: "float8_e8m0fnu"}
 # Array-interface type strings (kind, bytes) → map data types.
 _TYPESTR_TYPES = {("u", 1): "uint8", ("u", 2): "uint16", ("u", 4): "uint32", ("i", 4): "int32", ("u", 8): "uint64",
-                  ("i", 8): "int64", ("f", 2): "float16", ("f", 4): "float32", ("f", 8): "float64"}
+                  ("i", 8): "int64", ("f", 2): "float16", ("f", 4): "float32", ("f", 8): "float64",
+                  ("i", 1): "uint8", ("i", 2): "uint16", ("b", 1): "uint8"}
 DLPACK_CPU, DLPACK_CUDA = 1, 2
 
 
@@ -44,7 +53,7 @@ class TensorFacts:
 def _data_type(name: Optional[str], what: str, where: str) -> str:
     if name is None:
         raise InputError(f"{what} has no tensor-map data type (uint8 uint16 uint32 int32 uint64 int64 float16 "
-                         "float32 float64 bfloat16; view int8/int16 data as uint8/uint16)", "python.dtype", where)
+                         "float32 float64 bfloat16, and 1- or 2-byte types as uint8/uint16)", "python.dtype", where)
     return name
 
 
@@ -120,10 +129,10 @@ def describe(tensor: Any, where: str = "tensor") -> TensorFacts:
 
 def _unit_dimension_stride(stride: int) -> int:
     """The stride of a dimension of size 1 never meets an address: its only in-bounds coordinate
-    is 0, and loads fill and stores skip everything past it (tma-semantics.md §2.1 items 3-4).
+    is 0, and loads fill and stores skip everything past it (docs/tensor-maps.md).
     Interfaces say little of it (torch's __cuda_array_interface__ omits the strides of a tensor it
     calls contiguous, and a padded one-row tensor is one), so such a stride becomes the next
-    multiple of 16, which the driver takes (§1.3), instead of a map the driver would refuse."""
+    multiple of 16, which the driver takes, instead of a map the driver would refuse."""
     return -(-stride // 16) * 16
 
 
@@ -152,13 +161,31 @@ def map_from_facts(f: TensorFacts, box: Sequence[int], where: str = "tensor", *,
                            global_address=f.address, **options)
 
 
-def from_tensor(tensor: Any, box: Sequence[int], *, swizzle: Any = "none", element_strides: Optional[Sequence[int]] = None,
-                interleave: Any = "none", l2_promotion: Any = "none", oob_fill: Any = "none",
-                data_type: Any = None) -> TensorMap:
+def from_tensor(tensor: Any, box_innermost_first: Optional[Sequence[int]] = None, *,
+                block_shape: Optional[Sequence[int]] = None, swizzle: Any = "none",
+                element_strides: Optional[Sequence[int]] = None, interleave: Any = "none", l2_promotion: Any = "none",
+                oob_fill: Any = "none", data_type: Any = None, box: Optional[Sequence[int]] = None) -> TensorMap:
     """A tiled map over `tensor` (torch, NumPy, DLPack or array-interface object).
-    `box` is in the map's order, innermost dimension first (as cuTensorMapEncodeTiled's boxDim);
-    `data_type` overrides the tensor's (e.g. "tfloat32" for a float32 tensor)."""
+
+    The box is given in one of two orders, each named: `box_innermost_first` (also `box=`) in the
+    map's order, dimension 0 first, as cuTensorMapEncodeTiled's boxDim and every TensorMap field;
+    or `block_shape=` in the tensor's own order, outermost first, as `tensor.shape` and Triton's
+    block_shape. A box that fits the tensor only when reversed draws a UserWarning
+    (python.box-order). `data_type` overrides the tensor's (e.g. "tfloat32" for a float32 tensor)."""
     f = describe(tensor)
+    given = [b for b in (box_innermost_first, box, block_shape) if b is not None]
+    if len(given) != 1:
+        raise InputError("give the box once: box_innermost_first (or box=), dimension 0 first, or block_shape=, "
+                         "outermost first", "python.input", "box")
+    if block_shape is not None:
+        box = list(reversed(_values.integers(block_shape, "block_shape", len(f.shape))))
+    else:
+        box = _values.integers(given[0], "box", len(f.shape))
+        dims = list(reversed(f.shape))
+        if any(b > d for b, d in zip(box, dims)) and all(b <= d for b, d in zip(reversed(box), dims)):
+            warnings.warn(f"box {box} is innermost dimension first (the map's order), so it is larger than the tensor "
+                          f"(dims {dims}, innermost first) while its reverse fits: if you meant the tensor's order, "
+                          f"pass block_shape={box} [python.box-order]", UserWarning, stacklevel=2)
     return map_from_facts(f, box, swizzle=swizzle, element_strides=element_strides, interleave=interleave,
                           l2_promotion=l2_promotion, oob_fill=oob_fill,
                           data_type=_values.data_type(data_type) if data_type is not None else None)
@@ -199,7 +226,7 @@ def from_triton(desc: Any, *, swizzle: Any = None, l2_promotion: Any = "128b") -
     Without a Gluon layout the swizzle is `swizzle`, else Triton's default for the block
     (triton_default_swizzle); the box is Triton's for that swizzle (triton_box). L2 promotion
     128B is what Triton 3.6's launcher encodes (driver.c, fillTMADescriptorTiled); it never
-    changes the bytes (H16)."""
+    changes the bytes (docs/hardware-notes.md)."""
     for attr in ("base", "shape", "strides", "block_shape"):
         if not hasattr(desc, attr):
             raise TypeError(f"desc must be a Triton TensorDescriptor (it has no .{attr}), got {type(desc).__name__}")

@@ -1,6 +1,6 @@
 """Checks of Python arguments before they become the scenario format's JSON:
 wrong types raise TypeError naming the argument; names are the format's
-spellings (scenario-format.md)."""
+spellings (docs/scenario-format.md in the tmakit repository)."""
 from __future__ import annotations
 
 import numbers

@@ -5,6 +5,7 @@
 
 #include "cluster.hpp"
 #include "tmakit/check/replay.hpp"
+#include "tmakit/check/names.hpp"
 
 namespace tmakit::check {
 
@@ -59,7 +60,7 @@ namespace {
 
 // "file:line:col: ", or the kernel's name where the finding has no site (end of program).
 std::string place(const Finding& f, const std::string& kernel) {
-  if (f.file.empty()) return (kernel.empty() ? std::string("kernel") : kernel) + ": ";
+  if (f.file.empty()) return (kernel.empty() ? std::string("kernel") : readable_kernel_name(kernel)) + ": ";
   return f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + ": ";
 }
 

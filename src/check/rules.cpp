@@ -173,7 +173,7 @@ void ClusterReplay::remote_use(size_t idx, int barrier_cta, uint32_t offset) {
             "CTA " + std::to_string(w.cta) + " uses the mbarrier at shared offset " + std::to_string(offset) + " of CTA " +
                 std::to_string(barrier_cta) + ", initialised at " + site_place(t_, t_.records[init->second].site) +
                 " with no fence.mbarrier_init (or barrier.cluster.arrive/wait) after the init: the other CTA may see "
-                "the barrier uninitialised (§8.1)",
+                "the barrier uninitialised",
             idx);
 }
 

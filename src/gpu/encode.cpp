@@ -2,6 +2,7 @@
 // up once through the runtime; the first runtime call also creates the
 // primary context the encode functions need.
 #include "tmakit/gpu/encode.hpp"
+#include "tmakit/tensor_map/encode_names.hpp"
 
 #include <cuda_runtime.h>
 
@@ -100,11 +101,17 @@ CUresult encode(const tensor_map::TensorMap& m, CUtensorMap* out) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
-std::string result_name(CUresult r) {
+// The driver's own name of a code, or null where no driver is loaded to give one.
+static const char* driver_name(CUresult r) {
   const Entries& e = entries();
   const char* s = nullptr;
   if (e.error_name && e.error_name(r, &s) == CUDA_SUCCESS && s) return s;
-  return "CUresult(" + std::to_string(static_cast<int>(r)) + ")";
+  return nullptr;
+}
+
+std::string result_name(CUresult r) {
+  const char* s = driver_name(r);
+  return s ? std::string(s) : tensor_map::cu_result_name(static_cast<int>(r));
 }
 
 CUtensorMap encode_or_throw(const tensor_map::TensorMap& map) {
@@ -114,8 +121,7 @@ CUtensorMap encode_or_throw(const tensor_map::TensorMap& map) {
   CUtensorMap slot{};  // the type itself asks for 128-byte alignment
   CUresult r = encode(map, &slot);
   if (r != CUDA_SUCCESS)
-    throw std::runtime_error("cuTensorMapEncode (" + std::to_string(static_cast<int>(map.encode)) +
-                             ") refused the map: " + result_name(r));
+    throw std::runtime_error(tensor_map::encode_refusal(map.encode, static_cast<int>(r), driver_name(r)));
   CUtensorMap out;
   std::memcpy(&out, &slot, sizeof out);
   return out;

@@ -58,13 +58,13 @@ Placement start(const tm::TensorMap& m, std::span<const int32_t> coords, uint32_
                 uint32_t max_lines) {
   const int eb = tm::element_bytes(m.data_type);
   if (tm::is_packed(m.data_type) || eb == 0)
-    fail("layout.unsupported", fmt::format("data type {} is packed (§2.5): not drawn", tm::name(m.data_type)));
+    fail("layout.unsupported", fmt::format("data type {} is packed: not drawn", tm::name(m.data_type)));
   if (m.rank < 1 || m.rank > tm::kMaxRank)
-    fail("layout.unsupported", fmt::format("rank {} is outside 1..5 (§1.3)", m.rank));
+    fail("layout.unsupported", fmt::format("rank {} is outside 1..5", m.rank));
   if (coords.size() != size_t(m.rank))
-    fail("layout.coord-count", fmt::format("{} coordinates for a rank-{} map (§2.1)", coords.size(), m.rank));
+    fail("layout.coord-count", fmt::format("{} coordinates for a rank-{} map", coords.size(), m.rank));
   if (smem_offset % m.smem_alignment())
-    fail("layout.smem-align", fmt::format("shared offset {} is not {}-byte aligned (H15)", smem_offset,
+    fail("layout.smem-align", fmt::format("shared offset {} is not {}-byte aligned", smem_offset,
                                           m.smem_alignment()));
   Placement p;
   p.map = m;
@@ -161,7 +161,7 @@ Placement place_im2col(const tm::TensorMap& m, std::span<const int32_t> coords, 
   if (m.interleave != tm::Interleave::none)
     fail("layout.unsupported", fmt::format("interleave {} im2col walks (Q26) are not drawn", tm::name(m.interleave)));
   if (coords.size() != size_t(m.rank))  // before the model's walk reads them
-    fail("layout.coord-count", fmt::format("{} coordinates for a rank-{} map (§2.1)", coords.size(), m.rank));
+    fail("layout.coord-count", fmt::format("{} coordinates for a rank-{} map", coords.size(), m.rank));
   std::vector<model::Im2colRow> walk = model::im2col_rows(m, coords, info);
   Placement p = start(m, coords, smem_offset, walk.size(), max_lines);
   p.im2col = true;

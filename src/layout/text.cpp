@@ -76,7 +76,7 @@ std::string swizzle_line(const Placement& p) {
   if (m.interleave != tm::Interleave::none)  // Q26: labels name slices
     s += fmt::format(", dimension 0 in {}-byte slices (interleave {}; dimension {} walked once)", p.unit_bytes,
                      tm::name(m.interleave), m.rank - 2);
-  if (p.pitch > p.row_bytes) s += fmt::format(", padded to the {}-byte swizzle span (H2)", p.pitch);
+  if (p.pitch > p.row_bytes) s += fmt::format(", padded to the {}-byte swizzle span", p.pitch);
   return s + fmt::format("; OOB fill {}", p.fill);
 }
 

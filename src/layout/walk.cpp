@@ -128,7 +128,7 @@ std::string walk_svg(const Placement& p, int top) {
   if (!p.im2col) return "";
   const auto& o = p.info.offsets;
   std::string s = "<g class=\"walk\">\n";
-  s += text(8, top + 16, 13, "im2col walk over the input image (§4.2)", "walk-title", "start");
+  s += text(8, top + 16, 13, "im2col walk over the input image", "walk-title", "start");
   s += text(8, top + 34, 11,
             fmt::format("numbered cell: the pixel that shared row N reads (its colour); red outline: OOB, filled with {}",
                         p.fill),

@@ -18,9 +18,9 @@ std::string hex(uint64_t v) {
 // §7: size a multiple of 16, addresses 16-byte aligned (undefined otherwise).
 void check_bulk_alignment(int64_t size, uint64_t dst, uint64_t src, const std::string& where) {
   if (size < 0 || size > 0xffffffffll) fail("bulk.size-range", "size " + std::to_string(size) + " is not a u32", where);
-  if (size % 16) fail("bulk.size-align", "cp.async.bulk size " + std::to_string(size) + " is not a multiple of 16 (§7)", where);
-  if (dst % 16) fail("bulk.address-align", "dstMem " + hex(dst) + " is not 16-byte aligned (§7)", where);
-  if (src % 16) fail("bulk.address-align", "srcMem " + hex(src) + " is not 16-byte aligned (§7)", where);
+  if (size % 16) fail("bulk.size-align", "cp.async.bulk size " + std::to_string(size) + " is not a multiple of 16", where);
+  if (dst % 16) fail("bulk.address-align", "dstMem " + hex(dst) + " is not 16-byte aligned", where);
+  if (src % 16) fail("bulk.address-align", "srcMem " + hex(src) + " is not 16-byte aligned", where);
 }
 
 }  // namespace
@@ -38,13 +38,13 @@ void Engine::bulk_copy(const ptx::BulkCopy& s, const std::string& desc, int cta,
     check_bulk_alignment(size, dst, src, where);
     check_shared_range(cta, src, n, "srcMem", where);
     if (!global_.find(dst, n))
-      fail("bulk.global-range", "dstMem range [" + hex(dst) + ", " + hex(dst + n) + ") is outside every global allocation (§7)", where);
+      fail("bulk.global-range", "dstMem range [" + hex(dst) + ", " + hex(dst + n) + ") is outside every global allocation", where);
     uint16_t mask = 0xffff;
     if (const auto& m = s.byteMask) {
       // .cp_mask (§7, sm_100): a 16-bit operand; bit i enables byte i of every 16-byte chunk.
       const int64_t v = integer(*m, "byteMask", where);
       if (v < 0 || v > 0xffff)
-        fail("bulk.byte-mask-range", "byteMask " + std::to_string(v) + " is not a 16-bit value (§7)", where);
+        fail("bulk.byte-mask-range", "byteMask " + std::to_string(v) + " is not a 16-bit value", where);
       mask = static_cast<uint16_t>(v);
     }
     auto captured = std::make_shared<std::vector<uint8_t>>();
@@ -70,7 +70,7 @@ void Engine::bulk_copy(const ptx::BulkCopy& s, const std::string& desc, int cta,
   const bool from_shared = s.src == Space::shared_cta;
   if (from_shared && dests.front() == cta)
     fail("bulk.remote-self", "a .shared::cta → .shared::cluster copy must target another CTA, got the executing CTA " +
-                                 std::to_string(cta) + " (§7)", where);
+                                 std::to_string(cta) + "", where);
   uint64_t src = from_shared ? shared_cta_address(s.srcMem, cta, "srcMem", where)
                              : global_address(s.srcMem, "srcMem", where);
   check_bulk_alignment(size, dst_off, src, where);
@@ -79,7 +79,7 @@ void Engine::bulk_copy(const ptx::BulkCopy& s, const std::string& desc, int cta,
     op.reads = {{Range::shared, cta, src, src + n}};
   } else {
     if (!global_.find(src, n))
-      fail("bulk.global-range", "srcMem range [" + hex(src) + ", " + hex(src + n) + ") is outside every global allocation (§7)", where);
+      fail("bulk.global-range", "srcMem range [" + hex(src) + ", " + hex(src + n) + ") is outside every global allocation", where);
     op.reads = {{Range::global, 0, src, src + n}};
   }
   for (size_t i = 0; i < dests.size(); ++i) {
@@ -90,7 +90,7 @@ void Engine::bulk_copy(const ptx::BulkCopy& s, const std::string& desc, int cta,
     if (!barrier(BarrierRef{to, mbar.offset}, where).valid)
       fail(dests.size() > 1 ? "multicast.barrier-missing" : "mbarrier.invalid",
            "no initialised mbarrier at shared offset " + std::to_string(mbar.offset) + " of destination CTA " +
-               std::to_string(d) + (to != d ? "'s peer CTA " + std::to_string(to) + " (§10.2)" : "") + " (§8.1)", where);
+               std::to_string(d) + (to != d ? "'s peer CTA " + std::to_string(to) + "" : "") + "", where);
   }
   op.write = [this, dests, dst_off, src, n, from_shared, cta] {
     const uint8_t* in = from_shared ? smem_[cta].bytes.data() + src : global_.find(src, n);
@@ -121,7 +121,7 @@ void Engine::bulk_reduce(const ptx::BulkReduce& s, const std::string& desc, int 
     check_bulk_alignment(size, dst, src, where);
     check_shared_range(cta, src, n, "srcMem", where);
     if (!global_.find(dst, n))
-      fail("bulk.global-range", "dstMem range [" + hex(dst) + ", " + hex(dst + n) + ") is outside every global allocation (§6.2)", where);
+      fail("bulk.global-range", "dstMem range [" + hex(dst) + ", " + hex(dst + n) + ") is outside every global allocation", where);
     op.reads = {{Range::shared, cta, src, src + n}};
     op.writes = {{Range::global, 0, dst, dst + n}};
     op.write = [this, captured, dst, n, op_kind, type, count] {
@@ -137,7 +137,7 @@ void Engine::bulk_reduce(const ptx::BulkReduce& s, const std::string& desc, int 
   check_shared_range(rank, off, n, "dstMem", where);
   if (mrank != rank)
     fail("bulk.mbar-cta", "mbar is in CTA " + std::to_string(mrank) + " but the destination is CTA " +
-                              std::to_string(rank) + "; the barrier must be in the destination CTA (§6.2)", where);
+                              std::to_string(rank) + "; the barrier must be in the destination CTA", where);
   op.reads = {{Range::shared, cta, src, src + n}, {Range::shared, rank, off, off + n}};
   op.writes = {{Range::shared, rank, off, off + n}};
   op.signals = {{{rank, moff}, n}};

@@ -94,7 +94,7 @@ Engine::Landing Engine::landing(const ptx::Operand& dst, const ptx::Operand& mba
     if (mrank != dest && mrank != (dest ^ 1))
       fail(mbar_rule, "mbar is in CTA " + std::to_string(mrank) + " but dstMem in CTA " + std::to_string(dest) +
                           ": with .cta_group::2 the barrier must be in the destination CTA or its peer CTA " +
-                          std::to_string(dest ^ 1) + " (§10.2)", where);
+                          std::to_string(dest ^ 1) + "", where);
   };
   if (cta_window) {
     l.dst = shared_cta_address(dst, cta, "dstMem", where);
@@ -119,12 +119,12 @@ Engine::Landing Engine::landing(const ptx::Operand& dst, const ptx::Operand& mba
     const int64_t mask = integer(*m, "ctaMask", where);
     char hex[16];
     std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(mask & 0xffffffffll));
-    if (mask <= 0 || mask > 0xffff) fail("multicast.mask-empty", std::string("ctaMask ") + hex + " selects no CTA (§13 item 9)", where);
+    if (mask <= 0 || mask > 0xffff) fail("multicast.mask-empty", std::string("ctaMask ") + hex + " selects no CTA", where);
     for (int r = 0; r < 16; ++r)
       if (mask >> r & 1) {
         if (r >= cfg_.ctas)
           fail("multicast.mask-range", std::string("ctaMask ") + hex + " selects CTA " + std::to_string(r) +
-                                           " of a cluster of " + std::to_string(cfg_.ctas) + " (§13 item 9)", where);
+                                           " of a cluster of " + std::to_string(cfg_.ctas) + "", where);
         l.ctas.push_back(r);
         // §10.2: ::1 signals each destination's own barrier; ::2 the destination or its
         // peer, whichever has the parity of the CTA that holds mbar.
@@ -133,7 +133,7 @@ Engine::Landing Engine::landing(const ptx::Operand& dst, const ptx::Operand& mba
           fail("multicast.peer-missing", std::string("ctaMask ") + hex + " selects CTA " + std::to_string(r) +
                                              ", whose .cta_group::2 signal goes to CTA " + std::to_string(to) +
                                              " (the parity of mbar's CTA " + std::to_string(mrank) +
-                                             "), outside the cluster of " + std::to_string(cfg_.ctas) + " (§10.2)",
+                                             "), outside the cluster of " + std::to_string(cfg_.ctas) + "",
                where);
         l.mbar_ctas.push_back(to);
       }
@@ -149,7 +149,7 @@ Engine::Landing Engine::landing(const ptx::Operand& dst, const ptx::Operand& mba
   if (mrank != rank)
     fail(mbar_rule, "mbar is in CTA " + std::to_string(mrank) + " but dstMem in CTA " + std::to_string(rank) +
                         ": the destination is CTA " + std::to_string(rank) +
-                        ", and the barrier must be in the destination CTA (§7, §10.2)", where);
+                        ", and the barrier must be in the destination CTA", where);
   l.ctas = {rank};
   l.mbar_ctas = {rank};
   return l;
@@ -171,7 +171,7 @@ void Engine::check_shared_range(int cta, uint64_t offset, uint64_t bytes, const 
 
 MBarrier& Engine::barrier(BarrierRef ref, const std::string& where) {
   if (ref.offset % 8)
-    fail("mbarrier.align", "mbarrier at shared offset " + std::to_string(ref.offset) + " is not 8-byte aligned (§8.1)", where);
+    fail("mbarrier.align", "mbarrier at shared offset " + std::to_string(ref.offset) + " is not 8-byte aligned", where);
   check_shared_range(ref.cta, ref.offset, 8, "the mbarrier", where);
   return barriers_[ref];
 }
@@ -335,7 +335,7 @@ void Engine::plain_store(const ptx::Store& s, int cta, const std::string& where)
         if (x.overlaps(r))
           fail("model.use-before-completion",
                "ordinary store to bytes [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
-                   ") that " + op.desc + " still has in flight; wait for its completion first (§13 item 8)",
+                   ") that " + op.desc + " still has in flight; wait for its completion first",
                where);
   check_barrier_overwrite(r, where);
   for (int i = 0; i < bytes; ++i) dst[i] = static_cast<uint8_t>(static_cast<uint64_t>(value) >> (8 * i));

@@ -40,7 +40,7 @@ void Engine::check_barrier_overwrite(const Range& r, const std::string& where) c
       fail("mbarrier.overwritten",
            "write to shared bytes [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + ") of CTA " +
                std::to_string(r.cta) + " overwrites the live mbarrier at offset " + std::to_string(ref.offset) +
-               " (inval it first, §8.1)",
+               " (inval it first)",
            where);
 }
 
@@ -56,17 +56,17 @@ void Engine::check_no_conflict(const Op& op, const std::string& where) const {
         // summed four concurrent .add reductions of one box, tests/vectors/questions/q18_*).
         if (w.overlaps(x) && !(op.atomic && other.atomic))
           fail("model.in-flight-overlap", "writes " + describe(w) + " that " + other.desc +
-                                              " is still writing; wait for it first (§13 item 8)", where);
+                                              " is still writing; wait for it first", where);
       for (const auto& x : other.reads)
         if (w.overlaps(x))
           fail("model.in-flight-overlap", "writes " + describe(w) + " that " + other.desc +
-                                              " is still reading; wait for it first (§13 item 8)", where);
+                                              " is still reading; wait for it first", where);
     }
     for (const auto& r : op.reads)
       for (const auto& x : other.writes)
         if (r.overlaps(x))
           fail("model.use-before-completion", "reads " + describe(r) + " before " + other.desc +
-                                                  " has completed writing them (§13 item 8)", where);
+                                                  " has completed writing them", where);
   }
 }
 
@@ -80,7 +80,7 @@ int Engine::issue(Op op, int cta, int thread, bool bulk_group) {
         if (u.overlaps(r))
           fail("model.missing-proxy-fence",
                "the copy engine reads shared bytes [" + std::to_string(u.begin) + ", " + std::to_string(u.end) +
-                   ") written by an ordinary st.shared with no fence.proxy.async.shared::cta in between (§9)",
+                   ") written by an ordinary st.shared with no fence.proxy.async.shared::cta in between",
                where);
   op.id = next_op_++;
   for (const auto& [ref, bytes] : op.signals) barrier_history_[ref].push_back(op.desc);
@@ -117,7 +117,7 @@ void Engine::complete(int id) {
       MBarrier& b = barrier(ref, op.desc);
       if (!b.valid)
         fail("mbarrier.invalid", "completes on the mbarrier at offset " + std::to_string(ref.offset) + " of CTA " +
-                                     std::to_string(ref.cta) + ", which holds no initialised barrier (§8.1)", op.desc);
+                                     std::to_string(ref.cta) + ", which holds no initialised barrier", op.desc);
       bool completed = false;
       try {
         completed = b.complete_tx(static_cast<int64_t>(bytes), op.desc + " (" + std::to_string(bytes) + " bytes)");
@@ -205,9 +205,9 @@ void Engine::finish() {
                       std::to_string(ref.cta) + " ends with an unbalanced transaction count: " + b.describe();
     if (b.tx < 0)
       msg += "; bytes arrived after its phase had completed, so the barrier was armed with fewer bytes than "
-             "were delivered (on the hardware an under-armed phase can complete before all bytes land, §2.3)";
+             "were delivered (on the hardware an under-armed phase can complete before all bytes land)";
     else
-      msg += "; the armed bytes were never all delivered (on the hardware the phase hangs, §2.3)";
+      msg += "; the armed bytes were never all delivered (on the hardware the phase hangs)";
     msg += "; delivered by: ";
     if (b.feeders.empty()) msg += "nothing";
     for (size_t i = 0; i < b.feeders.size(); ++i) msg += (i ? "; " : "") + b.feeders[i];

@@ -21,18 +21,18 @@ Diagnostics map_rules(const TensorMap& m) {
   Diagnostics d;
   if (m.encode != tensor_map::Encode::tiled || m.rank != 2)
     d.error("gather4.map-rank",
-            fmt::format(".tile::gather4/.tile::scatter4 need a rank-2 tiled map (§5), got a rank-{} {} map", m.rank,
+            fmt::format(".tile::gather4/.tile::scatter4 need a rank-2 tiled map, got a rank-{} {} map", m.rank,
                         tensor_map::name(m.encode)),
             "rank");
   if (m.box[1] != 1)
     d.error("gather4.box-rows",
-            fmt::format("box[1] = {}: a gather4/scatter4 map moves one row per box, box[1] must be 1 (§5); the "
+            fmt::format("box[1] = {}: a gather4/scatter4 map moves one row per box, box[1] must be 1; the "
                         "four rows come from the coordinates",
                         m.box[1]),
             "box[1]");
   if (m.interleave != tensor_map::Interleave::none)
     d.error("gather4.interleave",
-            fmt::format("gather4/scatter4 maps need interleave none (§2.4, §5), got {}", tensor_map::name(m.interleave)),
+            fmt::format("gather4/scatter4 maps need interleave none, got {}", tensor_map::name(m.interleave)),
             "interleave");
   return d;
 }
@@ -65,8 +65,8 @@ Diagnostics gather4_check(const TensorMap& map, std::span<const int32_t> coords,
     for (int k = 0; k < kGather4Rows; ++k)
       if (coords[1 + k] < 0)
         d.error("coord.store-negative",
-                fmt::format("a scatter4 must start at non-negative coordinates, got row_idx{} = coords[{}] = {} (H14: "
-                            "illegal instruction on sm_90 tile stores; PTX-R)",
+                fmt::format("a scatter4 must start at non-negative coordinates, got row_idx{} = coords[{}] = {} (the H100 raises "
+                            "an illegal instruction for such a tile store; the PTX ISA forbids it)",
                             k, 1 + k, coords[1 + k]),
                 fmt::format("coords[{}]", 1 + k));
   return d;

@@ -77,24 +77,24 @@ struct Geometry {
 Geometry make_geometry(const TensorMap& m, std::span<const int32_t> coords, const Im2colInfo& info) {
   const bool wide = info.mode != Im2colMode::im2col;
   if (m.encode != (wide ? Encode::im2col_wide : Encode::im2col))
-    unsupported(fmt::format("{} needs an {} map, got {} (§2.1 item 8)", mode_name(info.mode),
+    unsupported(fmt::format("{} needs an {} map, got {}", mode_name(info.mode),
                             wide ? "im2col_wide" : "im2col", tensor_map::name(m.encode)));
   if (wide && (m.wide_mode == tensor_map::WideMode::w128) != (info.mode == Im2colMode::w128))
-    fail("tensor.map-kind", fmt::format("{} needs an im2col_wide map of mode {}, but the map's mode is {} (§2.1 item 8)",
+    fail("tensor.map-kind", fmt::format("{} needs an im2col_wide map of mode {}, but the map's mode is {}",
                                         mode_name(info.mode), info.mode == Im2colMode::w128 ? "w128" : "w",
                                         tensor_map::name(m.wide_mode)));
   if (m.rank < 3 || m.rank > tensor_map::kMaxRank)
-    unsupported(fmt::format("rank {} is outside 3..5 (NWC, NHWC, NDHWC, §1.4)", m.rank));
+    unsupported(fmt::format("rank {} is outside 3..5 (NWC, NHWC, NDHWC)", m.rank));
   if (coords.size() != size_t(m.rank))
-    fail("model.coord-count", fmt::format("im2col: {} coordinates for a rank-{} map (§4.1)", coords.size(), m.rank));
+    fail("model.coord-count", fmt::format("im2col: {} coordinates for a rank-{} map", coords.size(), m.rank));
   Geometry g{};
   g.mode = info.mode;
   g.eb = tensor_map::is_packed(m.data_type) ? 0 : tensor_map::element_bytes(m.data_type);
   if (g.eb == 0)
-    unsupported(fmt::format("data type {} is a packed type (sm_100+, §2.5)", tensor_map::name(m.data_type)));
+    unsupported(fmt::format("data type {} is a packed type (sm_100 and later)", tensor_map::name(m.data_type)));
   g.cpp = m.channels_per_pixel;
   if (g.cpp < 1 || g.cpp > kMaxChannels)
-    unsupported(fmt::format("channels_per_pixel = {} is outside 1..256 (§1.4)", g.cpp));
+    unsupported(fmt::format("channels_per_pixel = {} is outside 1..256", g.cpp));
   if (m.interleave != tensor_map::Interleave::none) {
     // Q26 (probe tools/gpu/probe_interleave_im2col.cu): rows of one slice, channelsPerPixel
     // ignored. ::w modes (sm_100) were never run with interleave.
@@ -107,7 +107,7 @@ Geometry make_geometry(const TensorMap& m, std::span<const int32_t> coords, cons
   }
   g.main_rows = info.mode == Im2colMode::w128 ? kW128Pixels : m.pixels_per_column;
   if (g.main_rows < 1 || g.main_rows > kMaxPixels)
-    unsupported(fmt::format("pixels_per_column = {} is outside 1..1024 (§1.4)", g.main_rows));
+    unsupported(fmt::format("pixels_per_column = {} is outside 1..1024", g.main_rows));
   g.rank = m.rank;
   g.spatial = m.rank - 2;
   g.walked = wide ? 1 : g.spatial;
@@ -117,14 +117,14 @@ Geometry make_geometry(const TensorMap& m, std::span<const int32_t> coords, cons
   g.n_stride = m.stride_bytes(m.rank - 1);
   g.n_step = m.element_strides[m.rank - 1];
   if (g.n_step < 1 || g.n_step > kMaxElementStride)
-    unsupported(fmt::format("element_strides[{}] = {} is outside 1..8 (§1.3)", m.rank - 1, g.n_step));
+    unsupported(fmt::format("element_strides[{}] = {} is outside 1..8", m.rank - 1, g.n_step));
   for (int k = 0; k < g.spatial; ++k) {
     const int t = k + g.first;  // tensor dimension
     g.size[k] = int64_t(m.dims[t]);
     g.stride[k] = t == 0 ? uint64_t(g.eb) : m.stride_bytes(t);  // sliced: slice k0 at k0 × slice
     const uint32_t es = m.element_strides[t];
     if (es < 1 || es > kMaxElementStride)
-      unsupported(fmt::format("element_strides[{}] = {} is outside 1..8 (§1.3)", t, es));
+      unsupported(fmt::format("element_strides[{}] = {} is outside 1..8", t, es));
     g.step[k] = es;  // §4.2 item 4: traversal strides of W, H, D
   }
   if (g.sliced) {
@@ -140,17 +140,17 @@ Geometry make_geometry(const TensorMap& m, std::span<const int32_t> coords, cons
       g.off[k] = info.offsets[k];
       if (info.offsets[k] < 0 || info.offsets[k] > max_offset(g.rank))
         fail("tensor.im2col-offset-range",
-             fmt::format("im2col offset {} (i2cOff{}) = {} is outside [0, {}] for a rank-{} map (§4.1)", k,
+             fmt::format("im2col offset {} (i2cOff{}) = {} is outside [0, {}] for a rank-{} map", k,
                          dim_name(k, g.sliced), info.offsets[k], max_offset(g.rank), g.rank));
     }
   } else {
     const int64_t max_halo = info.mode == Im2colMode::w ? kMaxHaloW : kMaxHaloW128;
     if (info.w_halo < 0 || info.w_halo > max_halo)
-      fail("tensor.im2col-offset-range", fmt::format("wHalo = {} is outside [0, {}] for {} (§4.4)", info.w_halo,
+      fail("tensor.im2col-offset-range", fmt::format("wHalo = {} is outside [0, {}] for {}", info.w_halo,
                                                      max_halo, mode_name(info.mode)));
     if (info.w_offset < 0 || info.w_offset > kMaxWOffset)
       fail("tensor.im2col-offset-range",
-           fmt::format("wOffset = {} is outside [0, {}] (§4.4)", info.w_offset, kMaxWOffset));
+           fmt::format("wOffset = {} is outside [0, {}]", info.w_offset, kMaxWOffset));
     // §4.4: wOffset shifts both W corners (and the W coordinate, in walk()).
     g.lower[0] = int64_t(m.pixel_box_lower_w) + info.w_offset;
     g.upper[0] = int64_t(m.pixel_box_upper_w) + info.w_offset;
@@ -168,11 +168,11 @@ Geometry make_geometry(const TensorMap& m, std::span<const int32_t> coords, cons
     if ((!wide && start < g.lower[k]) || start > last)
       fail("tensor.im2col-base-outside-box",
            fmt::format("{} coordinate coords[{}] = {}{} lies outside the bounding box [{}, {}] = [lower, dims[{}] - 1 + "
-                       "upper] (§4.1, §13 item 6{})",
+                       "upper]{}",
                        dim_name(k, g.sliced), k + g.first, coords[k + g.first],
                        wide ? fmt::format(" (+ wOffset {})", info.w_offset) : "",
                        wide ? std::string("-inf") : std::to_string(g.lower[k]), last, k + g.first,
-                       wide ? "; ::w modes allow only the left side, PTX-T 5.5.5.1" : ""));
+                       wide ? " (::w modes allow only the left side)" : ""));
   }
   g.row_bytes = g.cpp * uint32_t(g.eb);
   // H2; sliced rows are dense (one slice apart) and then swizzled, as interleaved tiled rows.

@@ -106,11 +106,11 @@ class Lowering {
     if (v.kind == Value::Kind::integer) {
       if (v.v == 0)
         fail("libcudacxx.null-pointer", std::string(name_) + ": " + key + " is a null pointer; " + what +
-                                            " must point to a live object, even when the size is 0 (seed 004, §12.1)",
+                                            " must point to a live object, even when the size is 0",
              where_);
       fail("libcudacxx.invalid-pointer", std::string(name_) + ": " + key + " " + hex(static_cast<uint64_t>(v.v)) +
                                              " is an integer, not an address of the scenario; name a symbol such as "
-                                             "\"shared:OFF\" or \"global:NAME+OFF\" (seed 004, §12.1)",
+                                             "\"shared:OFF\" or \"global:NAME+OFF\"",
            where_);
     }
     return v;
@@ -125,7 +125,7 @@ class Lowering {
     if (v.v < 0 || v.v >= static_cast<int64_t>(e_.config().shared_bytes))
       fail("libcudacxx.invalid-pointer", std::string(name_) + ": " + key + " " + v.str() + " lies outside the " +
                                              std::to_string(e_.config().shared_bytes) +
-                                             " bytes of shared memory, so it points to no object (seed 004, §12.1)",
+                                             " bytes of shared memory, so it points to no object",
            where_);
     return static_cast<uint64_t>(v.v);
   }
@@ -137,7 +137,7 @@ class Lowering {
       fail("libcudacxx.barrier-space",
            std::string(name_) + ": the barrier is at " + v.str() + ", not in the shared memory of the calling CTA " +
                std::to_string(cta_) + "; libcu++ requires a cuda::barrier<thread_scope_block> in local shared memory "
-               "(§12, §8.5: init and arrive trap on another CTA's barrier); declare it __shared__ in this CTA",
+               "(init and arrive trap on another CTA's barrier); declare it __shared__ in this CTA",
            where_);
     in_window("barrier", v);
     return expr("barrier").str();
@@ -158,7 +158,7 @@ std::vector<std::string> lower_memcpy(const Lowering& l) {
   if (align < 16 || (align & (align - 1)))
     fail("libcudacxx.alignment", name + ": cuda::aligned_size_t<" + std::to_string(align) + ">: Alignment must be a " +
                                      "power of two of at least 16 (memcpy_async_tx static_asserts 16 <= Alignment, "
-                                     "seed 004, §12.1); use cuda::aligned_size_t<16> with 16-byte aligned pointers",
+                                     "as CCCL writes it); use cuda::aligned_size_t<16> with 16-byte aligned pointers",
          l.where_);
   const int64_t size = l.integer("size");
   if (size < 0 || size % align)
@@ -173,13 +173,13 @@ std::vector<std::string> lower_memcpy(const Lowering& l) {
   if (!l.own_shared(dest))
     fail("libcudacxx.dest-space", name + ": dest " + dest.str() + " is not in the shared memory of the calling CTA " +
                                       std::to_string(l.cta_) + "; memcpy_async_tx copies global to the caller's shared "
-                                      "memory only (seed 004; CCCL leaves any other space unreachable, §12.1)",
+                                      "memory only (CCCL leaves any other space unreachable)",
          l.where_);
   const uint64_t d = l.in_window("dest", dest);
   const Value src = l.pointer("src", "src");
   if (src.kind != Value::Kind::global)
     fail("libcudacxx.src-space", name + ": src " + src.str() + " is not global memory; memcpy_async_tx reads global " +
-                                     "memory only (seed 004, §12.1); copy shared data with cp.async.bulk instead",
+                                     "memory only; copy shared data with cp.async.bulk instead",
          l.where_);
   const uint64_t s = static_cast<uint64_t>(src.v);
   if (!l.e_.global().find(s, 1))  // a valid pointer points at a byte of an allocation
@@ -266,8 +266,8 @@ std::vector<std::string> lower_call(const LibCall& call, Engine& engine, int cta
     case CallKind::memcpy_async_tx: return lower_memcpy(l);
     case CallKind::barrier_arrive_tx: {
       const std::string bar = l.barrier();
-      const int64_t arrive = l.count("arrive_count", 1, "libcudacxx.arrive-count-range", "§12.2");
-      const int64_t tx = l.count("tx_count", 0, "libcudacxx.tx-count-range", "§12.2");
+      const int64_t arrive = l.count("arrive_count", 1, "libcudacxx.arrive-count-range", "CCCL asserts it");
+      const int64_t tx = l.count("tx_count", 0, "libcudacxx.tx-count-range", "CCCL asserts it");
       // §12.2, exactly as barrier_arrive_tx.h: one arrive.expect_tx for a single arrival,
       // else expect_tx (relaxed) then an arrive with the count.
       if (arrive == 1)
@@ -279,13 +279,13 @@ std::vector<std::string> lower_call(const LibCall& call, Engine& engine, int cta
     }
     case CallKind::barrier_expect_tx: {
       const std::string bar = l.barrier();
-      const int64_t tx = l.count("tx_count", 0, "libcudacxx.tx-count-range", "§12.2");
+      const int64_t tx = l.count("tx_count", 0, "libcudacxx.tx-count-range", "CCCL asserts it");
       return {"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [" + bar + "], " + std::to_string(tx) + ";"};
     }
     case CallKind::barrier_arrive: {
       const std::string bar = l.barrier();
       // CCCL asserts update >= 0; an mbarrier arrive-on needs 1 .. 2^20 - 1 (§8.1).
-      const int64_t n = call.args.count("count") ? l.count("count", 1, "libcudacxx.arrive-count-range", "§8.1, §8.5") : 1;
+      const int64_t n = call.args.count("count") ? l.count("count", 1, "libcudacxx.arrive-count-range", "the mbarrier's arrival count range") : 1;
       return {"mbarrier.arrive.shared::cta.b64 " + l.token_out() + ", [" + bar + "], " + std::to_string(n) + ";"};
     }
     case CallKind::barrier_wait:

@@ -6,9 +6,9 @@
 namespace tmakit::model {
 
 void MBarrier::init(int64_t count) {
-  if (valid) fail("mbarrier.init-valid", "mbarrier.init on a barrier that is still valid (inval it first, §8.1)");
+  if (valid) fail("mbarrier.init-valid", "mbarrier.init on a barrier that is still valid (inval it first)");
   if (count < 1 || count > kMaxArrivals)
-    fail("mbarrier.count-range", "arrival count " + std::to_string(count) + " outside 1..1048575 (§8.1)");
+    fail("mbarrier.count-range", "arrival count " + std::to_string(count) + " outside 1..1048575");
   *this = MBarrier{};
   valid = true;
   pending = expected = count;
@@ -16,11 +16,11 @@ void MBarrier::init(int64_t count) {
 
 void MBarrier::check_tx() const {
   if (tx > kMaxTx || tx < -kMaxTx)
-    fail("mbarrier.tx-range", "transaction count " + std::to_string(tx) + " leaves ±1048575 (§8.1)");
+    fail("mbarrier.tx-range", "transaction count " + std::to_string(tx) + " leaves ±1048575");
 }
 
 void MBarrier::expect_tx(int64_t n) {
-  if (!valid) fail("mbarrier.invalid", "expect-tx on memory that holds no initialised barrier (§8.1)");
+  if (!valid) fail("mbarrier.invalid", "expect-tx on memory that holds no initialised barrier");
   if (n < 0 || n > 0xffffffffll) fail("mbarrier.tx-range", "txCount " + std::to_string(n) + " is not a u32");
   tx += n;
   armed += n;
@@ -28,7 +28,7 @@ void MBarrier::expect_tx(int64_t n) {
 }
 
 bool MBarrier::complete_tx(int64_t n, const std::string& by) {
-  if (!valid) fail("mbarrier.invalid", "complete-tx on memory that holds no initialised barrier (§8.1)");
+  if (!valid) fail("mbarrier.invalid", "complete-tx on memory that holds no initialised barrier");
   tx -= n;
   delivered += n;
   if (!by.empty()) feeders.push_back(by);
@@ -37,46 +37,46 @@ bool MBarrier::complete_tx(int64_t n, const std::string& by) {
 }
 
 uint64_t MBarrier::arrive(int64_t count, bool no_complete) {
-  if (!valid) fail("mbarrier.invalid", "arrive on memory that holds no initialised barrier (§8.1)");
+  if (!valid) fail("mbarrier.invalid", "arrive on memory that holds no initialised barrier");
   if (count < 1 || count > kMaxArrivals)
-    fail("mbarrier.count-range", "arrive count " + std::to_string(count) + " outside 1..1048575 (§8.1)");
+    fail("mbarrier.count-range", "arrive count " + std::to_string(count) + " outside 1..1048575");
   if (count > pending)
     fail("mbarrier.arrive-underflow", "arrive count " + std::to_string(count) + " exceeds the " +
                                           std::to_string(pending) + " pending arrivals of phase " +
-                                          std::to_string(phase) + " (§8.6)");
+                                          std::to_string(phase) + "");
   uint64_t token = phase;
   pending -= count;
   if (no_complete && pending == 0 && tx == 0)
-    fail("mbarrier.nocomplete-completes", "arrive.noComplete would complete phase " + std::to_string(phase) + " (§8.2)");
+    fail("mbarrier.nocomplete-completes", "arrive.noComplete would complete phase " + std::to_string(phase) + "");
   try_complete();
   return token;
 }
 
 uint64_t MBarrier::arrive_drop(int64_t count) {
-  if (!valid) fail("mbarrier.invalid", "arrive_drop on memory that holds no initialised barrier (§8.1)");
+  if (!valid) fail("mbarrier.invalid", "arrive_drop on memory that holds no initialised barrier");
   if (count > expected)
     fail("mbarrier.arrive-underflow", "arrive_drop count " + std::to_string(count) + " exceeds the " +
-                                          std::to_string(expected) + " expected arrivals (§8.6)");
+                                          std::to_string(expected) + " expected arrivals");
   expected -= count;
   return arrive(count, false);
 }
 
 bool MBarrier::test_wait(uint64_t token) const {
-  if (!valid) fail("mbarrier.invalid", "wait on memory that holds no initialised barrier (§8.1)");
+  if (!valid) fail("mbarrier.invalid", "wait on memory that holds no initialised barrier");
   if (token != phase && token + 1 != phase)
     fail("mbarrier.stale-token", "state token of phase " + std::to_string(token) + " is older than the phase before " +
-                                     std::to_string(phase) + " (§8.4)");
+                                     std::to_string(phase) + "");
   return token != phase;
 }
 
 bool MBarrier::test_parity(int64_t parity) const {
-  if (!valid) fail("mbarrier.invalid", "wait on memory that holds no initialised barrier (§8.1)");
+  if (!valid) fail("mbarrier.invalid", "wait on memory that holds no initialised barrier");
   if (parity != 0 && parity != 1) fail("mbarrier.parity", "phaseParity must be 0 or 1, got " + std::to_string(parity));
   return static_cast<int64_t>(phase & 1) != parity;
 }
 
 void MBarrier::inval() {
-  if (!valid) fail("mbarrier.invalid", "mbarrier.inval on memory that holds no initialised barrier (§8.1)");
+  if (!valid) fail("mbarrier.invalid", "mbarrier.inval on memory that holds no initialised barrier");
   valid = false;
 }
 

@@ -36,7 +36,7 @@ Unit unit_of(DataType t, bool store) {
                    : Unit{16, 12, 16, 12};  // .b6x16_p32: 12 data + 4 pad
     default: break;
   }
-  fail("model.map-unsupported", fmt::format("{} is not a packed type (§2.5)", tensor_map::name(t)));
+  fail("model.map-unsupported", fmt::format("{} is not a packed type", tensor_map::name(t)));
 }
 
 [[noreturn]] void unsupported(const char* what, const std::string& why) {
@@ -53,17 +53,17 @@ struct View {
 };
 
 View make_view(const TensorMap& m, std::span<const int32_t> c, bool store, const char* what) {
-  if (m.encode != tensor_map::Encode::tiled) unsupported(what, "only tiled maps are walked here (§2.5)");
-  if (m.interleave != tensor_map::Interleave::none) unsupported(what, "interleaved packed maps are not modelled (§2.4)");
+  if (m.encode != tensor_map::Encode::tiled) unsupported(what, "only tiled maps are walked here");
+  if (m.interleave != tensor_map::Interleave::none) unsupported(what, "interleaved packed maps are not modelled");
   if (m.rank < 1 || m.rank > tensor_map::kMaxRank || c.size() != size_t(m.rank))
-    fail("model.coord-count", fmt::format("packed {}: {} coordinates for a rank-{} map (§2.1)", what, c.size(), m.rank));
+    fail("model.coord-count", fmt::format("packed {}: {} coordinates for a rank-{} map", what, c.size(), m.rank));
   View v{m, {}, 0, 0, 0, 0, unit_of(m.data_type, store)};
   const uint32_t n = v.u.values;
   // Validation (map.packed-*, coord.packed-inner-align) guarantees whole units; a
   // caller that skipped it gets a refusal, not a half-byte walk.
   if (m.dims[0] % n || m.box[0] % n || c[0] % int64_t(n))
     unsupported(what, fmt::format("dims[0] = {}, box[0] = {} and coords[0] = {} must be multiples of {} values "
-                                  "for {} (§1.3, PTX-R)",
+                                  "for {}",
                                   m.dims[0], m.box[0], c[0], n, tensor_map::name(m.data_type)));
   v.map.data_type = DataType::uint8;
   v.map.swizzle = tensor_map::Swizzle::none;
@@ -102,7 +102,7 @@ void pack_b6p2x16(const uint8_t* sixteen, uint8_t* twelve) {
 void packed_load(const TensorMap& map, std::span<const int32_t> coords, const GlobalMemory& g,
                  std::span<uint8_t> cta_smem, uint32_t dst_offset) {
   if (map.data_type == DataType::u6_align16b && map.swizzle == tensor_map::Swizzle::b128_atom_64b)
-    fail("coord.packed-direction", "packed load: 16u6_align16b with swizzle 128b_atom_64b serves stores only (§1.3)");
+    fail("coord.packed-direction", "packed load: 16u6_align16b with swizzle 128b_atom_64b serves stores only");
   const View v = make_view(map, coords, false, "load");
   check_shared(v, map, cta_smem.size(), dst_offset, "load");
   std::vector<uint8_t> rows(v.rows * v.row_global);

@@ -181,7 +181,7 @@ RedType red_type_for_map(tensor_map::DataType t) {
   }
   fail("model.reduce-type",
        "a tensor reduction has no element type for map data type " + std::string(tensor_map::name(t)) +
-           " (§6.1: reductions take 32/64-bit integer, f16, bf16 and f32 maps)");
+           " (reductions take 32/64-bit integer, f16, bf16 and f32 maps)");
 }
 
 }  // namespace tmakit::model

@@ -70,10 +70,10 @@ void Engine::tensor_op(const ptx::TensorCopy& s, const std::string& desc, int ct
       (!tile_mode && !im2col_mode && map.encode != tensor_map::Encode::im2col_wide))
     fail("tensor.map-kind", std::string(ptx::name(mode)) + " needs a " +
                                 (tile_mode ? "tiled" : im2col_mode ? "im2col" : "im2col_wide") + " map, but `" + tref.map +
-                                "` is " + std::string(tensor_map::name(map.encode)) + " (§2.1 item 8)", where);
+                                "` is " + std::string(tensor_map::name(map.encode)), where);
   if (s.dim != map.rank)
     fail("tensor.dim-rank", "." + std::to_string(s.dim) + "d does not match the rank " +
-                                std::to_string(map.rank) + " of `" + tref.map + "` (§2.1)", where);
+                                std::to_string(map.rank) + " of `" + tref.map + "`", where);
   const bool four = mode == LoadMode::gather4 || mode == LoadMode::scatter4;  // §5: {col, row0..row3}
 
   std::vector<int32_t> coords;
@@ -116,7 +116,7 @@ void Engine::tensor_op(const ptx::TensorCopy& s, const std::string& desc, int ct
   }
 
   if (kind == Kind::prefetch) {
-    log(where + ": prefetch (no effect, §2.7)");
+    log(where + ": prefetch (no effect on the model's memory)");
     return;
   }
   const uint64_t footprint = im2col ? im2col_footprint(map, info) : four ? gather4_footprint(map) : map.smem_footprint();
@@ -125,7 +125,7 @@ void Engine::tensor_op(const ptx::TensorCopy& s, const std::string& desc, int ct
     // H15: 16-, 32-, 48- and 64-byte aligned shared operands fault; the minimum is 128.
     if (off % align)
       fail("tensor.smem-align", std::string(what) + " at shared offset " + std::to_string(off) + " is not " +
-                                    std::to_string(align) + "-byte aligned (H15: misaligned-address fault)", where);
+                                    std::to_string(align) + "-byte aligned (the H100 raises a misaligned-address fault below 128)", where);
     check_shared_range(in_cta, off, footprint, what, where);
   };
   Op op;
@@ -159,7 +159,7 @@ void Engine::tensor_op(const ptx::TensorCopy& s, const std::string& desc, int ct
       if (!barrier(BarrierRef{to, mbar.offset}, where).valid)
         fail(dests.size() > 1 ? "multicast.barrier-missing" : "mbarrier.invalid",
              "no initialised mbarrier at shared offset " + std::to_string(mbar.offset) + " of destination CTA " +
-                 std::to_string(d) + (to != d ? "'s peer CTA " + std::to_string(to) + " (§10.2)" : "") + " (§8.1)",
+                 std::to_string(d) + (to != d ? "'s peer CTA " + std::to_string(to) + "" : "") + "",
              where);
     }
     if (extent.second > extent.first) op.reads = {global_range()};
@@ -185,10 +185,10 @@ void Engine::tensor_op(const ptx::TensorCopy& s, const std::string& desc, int ct
         map.data_type == tensor_map::DataType::float64 || map.data_type == tensor_map::DataType::uint8 ||
         map.data_type == tensor_map::DataType::uint16)
       fail("tensor.reduce-type", "." + std::string(spec::name(*red)) + " is not defined for a " +
-                                     std::string(tensor_map::name(map.data_type)) + " map (§6.1)", where);
+                                     std::string(tensor_map::name(map.data_type)) + " map", where);
     if (map.data_type == tensor_map::DataType::int64 && spec::RedType::b64 == type && cfg_.target.arch == 90)
       fail("tensor.reduce-int64-bitwise", "." + std::string(spec::name(*red)) +
-                                              " on an int64 map raises an illegal instruction on sm_90 (H7)", where);
+                                              " on an int64 map raises an illegal instruction on sm_90", where);
   }
   op.atomic = red.has_value();
   // The engine captures the source at read time; swizzle follows absolute address bits,

@@ -50,15 +50,15 @@ Plan make_plan(const TensorMap& m, std::span<const int32_t> coords, size_t smem_
                uint32_t offset, const char* what) {
   Plan p{};
   p.what = what;
-  if (m.encode != Encode::tiled) unsupported(what, "the map is not a tiled map (§2.1 item 8)");
+  if (m.encode != Encode::tiled) unsupported(what, "the map is not a tiled map");
   if (m.rank < 1 || m.rank > tensor_map::kMaxRank)
-    unsupported(what, fmt::format("rank {} is outside 1..5 (§1.3)", m.rank));
+    unsupported(what, fmt::format("rank {} is outside 1..5", m.rank));
   if (coords.size() != size_t(m.rank))
     fail("model.coord-count",
-         fmt::format("tile {}: {} coordinates for a rank-{} map (§2.1)", what, coords.size(), m.rank));
+         fmt::format("tile {}: {} coordinates for a rank-{} map", what, coords.size(), m.rank));
   p.eb = element_size(m.data_type);
   if (p.eb == 0)
-    unsupported(what, fmt::format("data type {} is a packed type (sm_100+, §2.5)", tensor_map::name(m.data_type)));
+    unsupported(what, fmt::format("data type {} is a packed type (sm_100 and later)", tensor_map::name(m.data_type)));
   p.rank = m.rank;
   p.global_address = m.global_address;
   const bool interleaved = m.interleave != Interleave::none;
@@ -69,17 +69,17 @@ Plan make_plan(const TensorMap& m, std::span<const int32_t> coords, size_t smem_
   // slices land densely in shared memory (no H2 row padding), swizzled as usual.
   int once = -1;
   if (interleaved) {
-    if (p.rank < 3) unsupported(what, fmt::format("interleave {} needs rank 3..5 (§2.4), got rank {}",
+    if (p.rank < 3) unsupported(what, fmt::format("interleave {} needs rank 3..5, got rank {}",
                                                   tensor_map::name(m.interleave), p.rank));
     p.eb = int(m.slice_bytes());
     once = p.rank - 2;
   }
   for (int i = 0; i < p.rank; ++i) {
     if (m.box[i] < 1 || m.box[i] > kMaxBox)
-      unsupported(what, fmt::format("box[{}] = {} is outside 1..256 (§1.3)", i, m.box[i]));
+      unsupported(what, fmt::format("box[{}] = {} is outside 1..256", i, m.box[i]));
     const uint32_t es = m.element_strides[i];
     if (es < 1 || es > kMaxElementStride)
-      unsupported(what, fmt::format("element_strides[{}] = {} is outside 1..8 (§1.3)", i, es));
+      unsupported(what, fmt::format("element_strides[{}] = {} is outside 1..8", i, es));
     // elementStrides[0] is ignored without interleave (§1.3, H16).
     p.e[i] = (i == 0 && !interleaved) ? 1 : es;
     p.n[i] = i == once ? 1 : (m.box[i] + p.e[i] - 1) / p.e[i];  // §2.1 item 1

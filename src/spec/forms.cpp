@@ -227,12 +227,12 @@ Diagnostics check_combination(const Selection& sel) {
       const bool noftz = sel.has(".noftz");
       if (!pair)
         d.error("ptx.reduction-type", "." + std::string(name(*op)) + " is not defined for ." +
-                                          std::string(name(*type)) + " in " + std::string(f.id) + " (§6.2)");
+                                          std::string(name(*type)) + " in " + std::string(f.id) + "");
       else if (pair->noftz && !noftz)
         d.error("ptx.reduction-noftz", "." + std::string(name(*op)) + "." + std::string(name(*type)) +
-                                           " must be written .add.noftz (§6.2)");
+                                           " must be written .add.noftz");
       else if (!pair->noftz && noftz)
-        d.error("ptx.reduction-noftz", ".noftz applies only to .add.f16 and .add.bf16 (§6.2)");
+        d.error("ptx.reduction-noftz", ".noftz applies only to .add.f16 and .add.bf16");
     }
   }
   return d;

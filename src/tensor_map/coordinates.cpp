@@ -37,8 +37,8 @@ Diagnostics check_coordinates(const TensorMap& map, std::span<const int32_t> coo
     for (size_t i = 0; i < coords.size(); ++i)
       if (coords[i] < 0)
         d.error("coord.store-negative",
-                fmt::format("a {} must start at non-negative coordinates, got coords[{}] = {} (H14: illegal "
-                            "instruction on sm_90)",
+                fmt::format("a {} must start at non-negative coordinates, got coords[{}] = {} (the H100 raises "
+                            "an illegal instruction)",
                             direction_name(dir), i, coords[i]),
                 fmt::format("coords[{}]", i));
 
@@ -61,7 +61,7 @@ Diagnostics check_coordinates(const TensorMap& map, std::span<const int32_t> coo
       if (bytes % 16 != 0)
         d.error("coord.inner-align",
                 fmt::format("innermost coordinate × element size = {} × {} bytes = {} bytes is not a multiple of 16 "
-                            "(§2.1 item 6, H9: illegal instruction on sm_90)",
+                            "(the H100 raises an illegal instruction)",
                             c0, element_bytes(t), bytes),
                 "coords[0]");
     }
@@ -76,7 +76,7 @@ Diagnostics check_coordinates(const TensorMap& map, std::span<const int32_t> coo
       if (map.dims[i] > (uint64_t{1} << 31))
         d.error("coord.extent-2p31",
                 fmt::format("dims[{}] = {} is above 2^31: the H100 raises an illegal instruction for a {} of such a "
-                            "map (the driver accepts it, H17; §14 Q13)",
+                            "map (the driver accepts it)",
                             i, map.dims[i], direction_name(dir)),
                 fmt::format("dims[{}]", i));
 

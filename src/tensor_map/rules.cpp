@@ -33,12 +33,12 @@ void Checker::rank_and_target() {
   }
   if (is_packed(m_.data_type) && !sm100_or_later(t_))
     add("map.packed-type-target",
-        fmt::format("data type {} needs sm_100 or later; the driver rejects it on {} (H17)", name(m_.data_type),
+        fmt::format("data type {} needs sm_100 or later; the driver rejects it on {}", name(m_.data_type),
                     t_.str()),
         "data_type");
   if (is_atom(m_.swizzle) && !sm100_or_later(t_))
     add("map.atom-swizzle-target",
-        fmt::format("swizzle {} needs sm_100 or later; the driver rejects it on {} (H17)", name(m_.swizzle), t_.str()),
+        fmt::format("swizzle {} needs sm_100 or later; the driver rejects it on {}", name(m_.swizzle), t_.str()),
         "swizzle");
   if (m_.encode == Encode::im2col_wide && !sm100_or_later(t_))
     add("map.im2col-wide-target",
@@ -178,7 +178,7 @@ void Checker::fill_and_size() {
   else if (delivered > kMaxBoxBytes && !in_error("box[") && !in_error("element_strides["))
     add("map.box-bytes-delivered",
         fmt::format("one load delivers {} bytes (Π ceil(box[i] / element_strides[i]) × element size, element_strides[0] "
-                    "ignored without interleave, H16), more than {} bytes (228 KiB), which no CTA's shared memory holds; "
+                    "ignored without interleave), more than {} bytes (228 KiB), which no CTA's shared memory holds; "
                     "the driver accepts the map because it counts only {} bytes (floor, dimension 0 included)",
                     delivered, kMaxBoxBytes, counted),
         "box");

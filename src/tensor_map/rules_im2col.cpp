@@ -48,13 +48,13 @@ void Checker::im2col(int r) {
     bool ok = s == Swizzle::b128 || s == Swizzle::b128_atom_32b || (!packed16(m_.data_type) && s == Swizzle::b64);
     if (!ok)
       add("map.im2col-wide-swizzle",
-          fmt::format("im2col_wide maps take swizzle {}128b or 128b_atom_32b (cuda.h, §1.5), got {}: the H100's "
+          fmt::format("im2col_wide maps take swizzle {}128b or 128b_atom_32b (cuda.h), got {}: the H100's "
                       "driver encodes the map (HW11), but what an sm_100 load does with it is unmeasured; use {}",
                       packed16(m_.data_type) ? "" : "64b, ", name(s), packed16(m_.data_type) ? "128b" : "64b or 128b"),
           "swizzle");
     if (m_.interleave != Interleave::none)
       add("map.im2col-wide-interleave",
-          fmt::format("im2col_wide maps take interleave none (cuda.h, §1.5), got {}: the H100's driver encodes the "
+          fmt::format("im2col_wide maps take interleave none (cuda.h), got {}: the H100's driver encodes the "
                       "map (HW11), but the wide walk with interleave is unmeasured; use interleave none",
                       name(m_.interleave)),
           "interleave");

@@ -1,32 +1,17 @@
 #!/usr/bin/env bash
-# Builds one libFuzzer target with clang (ASan + UBSan) and runs it for SECONDS,
-# starting from the seed corpus. Usage: run.sh ptx|scenario|cli|watch|trace|fatbin SECONDS [BUILD_DIR]
+# Runs one libFuzzer target (clang, ASan + UBSan; built from tests/fuzz/targets) for SECONDS,
+# starting from the seed corpus, and says what it spent. Usage: run.sh ptx|scenario|cli|watch|trace|fatbin SECONDS [BUILD_DIR]
 set -euo pipefail
 target=$1; seconds=$2
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${3:-$root/build/fuzz}
 mkdir -p "$out/corpus_$target"
 bin="$out/fuzz_$target"
-srcs=$(ls "$root"/src/diag.cpp "$root"/src/spec/*.cpp "$root"/src/ptx/*.cpp)
-if [ "$target" = scenario ]; then
-  srcs="$srcs $(ls "$root"/src/tensor_map/*.cpp "$root"/src/model/*.cpp "$root"/src/scenario/*.cpp)"
-fi
-if [ "$target" = watch ]; then  # the watch layer's plain part (capture, judgement, record, message)
-  srcs="$srcs $(ls "$root"/src/tensor_map/*.cpp) $root/src/watch/call.cpp"
-fi
-if [ "$target" = trace ]; then  # tmakit check --replay: the trace directory's parser and the replay
-  srcs="$srcs $(ls "$root"/src/tensor_map/*.cpp "$root"/src/model/*.cpp "$root"/src/instrument/*.cpp "$root"/src/check/*.cpp)"
-fi
-if [ "$target" = fatbin ]; then  # tmakit check's fatbin reader alone
-  srcs="$root/src/watch/fatbin.cpp"
-fi
-if [ "$target" = cli ]; then  # the map and layout front ends of tools/tmakit, without its main()
-  srcs="$srcs $(ls "$root"/src/tensor_map/*.cpp "$root"/src/model/*.cpp "$root"/src/scenario/*.cpp "$root"/src/layout/*.cpp)"
-  for f in map_command layout_command map_input call_log numbers output_files; do srcs="$srcs $root/tools/tmakit/$f.cpp"; done
-fi
-if [ ! -x "$bin" ] || [ -n "$(find "$root/src" "$root/include" "$root/tests/fuzz" "$root/tools/tmakit" -newer "$bin" -name '*.[ch]pp' | head -1)" ]; then
-  clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$root/include" $srcs "$root/tests/fuzz/fuzz_$target.cpp" -lfmt -o "$bin"
+# The fuzzers are built by the main build (tests/fuzz/CMakeLists.txt); alone, this builds them.
+if [ ! -x "$bin" ]; then
+  [ -f "$out/build.ninja" ] || [ -f "$out/Makefile" ] ||
+    cmake -S "$root/tests/fuzz/targets" -B "$out" -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+  cmake --build "$out" --target "fuzz_$target"
 fi
 # Seed corpus: the bundled examples and the instruction lines of their programs.
 if [ "$target" = cli ]; then
@@ -48,4 +33,5 @@ fi
 max_len=4096
 [ "$target" = trace ] && max_len=32768
 [ "$target" = fatbin ] && max_len=8192  # the seed fatbins are 5-7 KB  # a trace directory's four files, the site table the largest
+echo "fuzz_$target: fuzzing for ${seconds}s from $(ls "$out/corpus_$target" | wc -l) inputs"
 "$bin" -artifact_prefix="$out/" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len "$out/corpus_$target" 2>&1 | tail -5

@@ -124,8 +124,8 @@ def test_inner_stride_refused_by_name():
 
 
 def test_refusals():
-    with pytest.raises(tmakit.InputError, match="int8.*uint8") as e:
-        tmakit.from_tensor(np.zeros((4, 64), dtype=np.int8), box=[16, 1])
+    with pytest.raises(tmakit.InputError, match="complex") as e:
+        tmakit.from_tensor(np.zeros((4, 64), dtype=np.complex64), box=[16, 1])
     assert e.value.rule == "python.dtype"
     with pytest.raises(tmakit.InputError, match="dimensions"):
         tmakit.from_tensor(np.zeros((1,) * 6, dtype=np.uint8), box=[1] * 6)

@@ -8,7 +8,7 @@ namespace tmakit::tensor_map::testing {
 inline const spec::Target kSm90a{90, spec::Suffix::a};
 inline const spec::Target kSm100a{100, spec::Suffix::a};
 
-// The quickstart map of scenario-format.md: float32 512 × 512, box {32, 16}.
+// The quickstart map of docs/scenario-format.md: float32 512 × 512, box {32, 16}.
 inline TensorMap tiled_base() {
   TensorMap m;
   m.data_type = DataType::float32;

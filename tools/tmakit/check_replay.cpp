@@ -34,6 +34,40 @@ std::vector<fs::path> launch_dirs(const fs::path& dir) {
   return out;
 }
 
+// A trace records the source paths of the machine that ran the kernel (the PTX's .loc files,
+// absolute). Shown here relative to the project: the longest tail of the path that names a file
+// under the current folder (the same project, checked out anywhere); else the path itself where
+// it exists on this machine; `moved` collects the others, for a note that says where they came from.
+std::string shown_path(const std::string& file, std::vector<std::string>& moved) {
+  std::error_code ec;
+  const fs::path p(file);
+  if (!p.is_absolute()) return file;
+  std::vector<fs::path> parts(p.begin(), p.end());
+  for (size_t i = 1; i < parts.size(); ++i) {
+    fs::path tail;
+    for (size_t k = i; k < parts.size(); ++k) tail /= parts[k];
+    if (fs::is_regular_file(tail, ec)) return tail.string();
+  }
+  if (fs::exists(p, ec)) return file;
+  if (std::find(moved.begin(), moved.end(), file) == moved.end()) moved.push_back(file);
+  return file;
+}
+
+void show_paths_here(check::Report& r) {
+  std::vector<std::string> moved;
+  for (auto& f : r.findings) {
+    if (f.file.empty()) continue;
+    const std::string recorded = f.file;
+    f.file = shown_path(recorded, moved);
+    // Messages quote other sites of the same file ("initialised at FILE:168").
+    for (size_t at; f.file != recorded && (at = f.message.find(recorded)) != std::string::npos;)
+      f.message.replace(at, recorded.size(), f.file);
+  }
+  if (!moved.empty())
+    r.notes.push_back("source paths are those of the machine that recorded the trace (" + moved.front() +
+                      (moved.size() > 1 ? ", ..." : "") + "); they are not on this machine");
+}
+
 }  // namespace
 
 int check_replay(const fs::path& dir, bool json) {
@@ -42,6 +76,7 @@ int check_replay(const fs::path& dir, bool json) {
   for (const fs::path& d : dirs) {
     try {  // every directory is read before anything is printed: unusable input prints nothing
       reports.emplace_back(d, check::replay(check::load_trace_dir(d)));
+      show_paths_here(reports.back().second);
     } catch (const check::TraceError& e) {
       std::fprintf(stderr, "%s: error: %s [check.trace-dir]\n", d.string().c_str(), e.what());
       return 2;

@@ -2,10 +2,20 @@
 // A command's callback stores its exit status: 0 ok, 1 diagnosed error, 2 unusable input.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <string>
+
+#include "tmakit/diag.hpp"
 #include <filesystem>
 #include <vector>
 
 namespace tmakit::cli {
+
+// "FILE: WHERE: error: MESSAGE [rule]", without FILE twice where the diagnostic's place is FILE itself.
+inline std::string located(const std::string& file, const Diagnostic& d) {
+  const std::string text = format(d);
+  if (d.where == file || d.where.rfind(file + ":", 0) == 0) return text;
+  return file + ": " + text;
+}
 
 void add_map_command(CLI::App& app, int& status);   // map_command.cpp
 void add_run_command(CLI::App& app, int& status);   // run_command.cpp
@@ -17,6 +27,7 @@ void add_watch_command(CLI::App& app, int& status);  // watch_command.cpp
 void split_watch_command(std::vector<char*>& args);
 void add_instrument_command(CLI::App& app, int& status);  // instrument_command.cpp
 void add_check_command(CLI::App& app, int& status);  // check_command.cpp
+void add_explain_command(CLI::App& app, int& status);  // explain_command.cpp
 // `tmakit check --replay DIR [--json]` (check_replay.cpp): 0 clean, 1 findings, 2 unusable input.
 int check_replay(const std::filesystem::path& dir, bool json);
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "commands.hpp"
 #include "output_files.hpp"
 #include "tmakit/scenario/scenario.hpp"
 #ifdef TMAKIT_WITH_GPU
@@ -30,6 +31,9 @@ bool write_outputs(const std::string& dir, const std::vector<OutputFile>& files)
   }
   return true;
 }
+
+// "gpu (NVIDIA H100 80GB HBM3)", or "gpu" alone where no device was found (no empty parentheses).
+std::string gpu_label(const gpu::GpuOutcome& g) { return g.device.empty() ? "gpu" : "gpu (" + g.device + ")"; }
 
 std::string describe(const gpu::GpuOutcome& g) {
   using K = gpu::GpuOutcome::Kind;
@@ -87,7 +91,7 @@ int run_on_gpu_engine(const scenario::Scenario& s, const std::string& engine, co
     try {
       model = scenario::run(s, opts);
     } catch (const scenario::InputError& e) {
-      std::fprintf(stderr, "%s: %s\n", file.c_str(), format(e.diagnostic()).c_str());
+      std::fprintf(stderr, "%s\n", located(file, e.diagnostic()).c_str());
       return 2;
     } catch (const DiagnosticError& e) {
       model_error = format(e.diagnostic());
@@ -97,16 +101,16 @@ int run_on_gpu_engine(const scenario::Scenario& s, const std::string& engine, co
   try {
     g = gpu::run(s);
   } catch (const scenario::InputError& e) {
-    std::fprintf(stderr, "%s: %s\n", file.c_str(), format(e.diagnostic()).c_str());
+    std::fprintf(stderr, "%s\n", located(file, e.diagnostic()).c_str());
     return 2;
   } catch (const DiagnosticError& e) {
-    std::fprintf(stderr, "%s: %s\n", file.c_str(), format(e.diagnostic()).c_str());
+    std::fprintf(stderr, "%s\n", located(file, e.diagnostic()).c_str());
     return 2;
   }
   const bool gpu_ok = g.kind == gpu::GpuOutcome::Kind::ok;
   if (engine == "gpu") {
     if (!gpu_ok) {
-      std::fprintf(stderr, "%s: gpu (%s): %s\n", file.c_str(), g.device.c_str(), describe(g).c_str());
+      std::fprintf(stderr, "%s: %s: %s\n", file.c_str(), gpu_label(g).c_str(), describe(g).c_str());
       return g.kind == gpu::GpuOutcome::Kind::error ? 2 : 1;
     }
     std::vector<OutputFile> files;
@@ -117,7 +121,7 @@ int run_on_gpu_engine(const scenario::Scenario& s, const std::string& engine, co
     return 0;
   }
   std::printf("model: %s\n", model ? "ok" : ("error: " + model_error).c_str());
-  std::printf("gpu (%s): %s\n", g.device.c_str(), describe(g).c_str());
+  std::printf("%s: %s\n", gpu_label(g).c_str(), describe(g).c_str());
   if (!out_dir.empty()) {
     std::vector<OutputFile> files;
     if (model) add_outputs(files, model->outputs, ".bin");

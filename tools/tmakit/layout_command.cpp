@@ -176,7 +176,7 @@ Load from_scenario(const LayoutOptions& o) {
       if (mask >> r & 1) l.ctas.push_back(r);
     if (l.ctas.empty())
       stop(kUnusable, where, "multicast.mask-empty",
-           fmt::format("ctaMask {:#x} selects no CTA of a cluster of {} (§13 item 9)", mask, p.ctas));
+           fmt::format("ctaMask {:#x} selects no CTA of a cluster of {}", mask, p.ctas));
   }
   return l;
 }
@@ -237,7 +237,7 @@ void add_layout_command(CLI::App& app, int& status) {
   add_map_input(cmd, o->map);
   cmd->add_option("--coords", n->coords, "tensor coordinates of the load, dimension 0 first (default 0 each)")
       ->delimiter(',');
-  cmd->add_option("--smem-offset", n->smem_offset, "shared-memory offset of the box (128-aligned, H15; default 0)");
+  cmd->add_option("--smem-offset", n->smem_offset, "shared-memory offset of the box (128-byte aligned; default 0)");
   cmd->add_option("--offsets", n->offsets, "im2col offsets W,H,D of the instruction's im2colInfo")->delimiter(',');
   cmd->add_option("--w-halo", n->w_halo, "im2col::w wHalo");
   cmd->add_option("--w-offset", n->w_offset, "im2col::w wOffset");

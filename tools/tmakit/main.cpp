@@ -6,6 +6,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"tmakit: the toolkit for the GPU's bulk-copy engine (TMA)"};
+  app.set_version_flag("--version", std::string("tmakit ") + TMAKIT_VERSION);
   app.require_subcommand(1);
   int status = 0;
   tmakit::cli::add_map_command(app, status);
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   tmakit::cli::add_watch_command(app, status);
   tmakit::cli::add_instrument_command(app, status);
   tmakit::cli::add_check_command(app, status);
+  tmakit::cli::add_explain_command(app, status);
   std::vector<char*> args(argv, argv + argc);
   tmakit::cli::split_watch_command(args);
   try {

@@ -127,7 +127,7 @@ void print_layout(std::string& out, const tm::TensorMap& m, uint64_t base, int l
     out += fmt::format("\n");
   }
   if (tm::swizzle_span(m.swizzle) == 128 && m.swizzle != tm::Swizzle::b128)
-    out += fmt::format("  (sm_100 ATOM swizzle: bit mapping of §3.4, inferred [I], not checked on hardware)\n");
+    out += fmt::format("  (sm_100 atom swizzle: a bit mapping read from the PTX ISA's tables, not checked on hardware)\n");
   if (m.smem_footprint() > total)
     out += fmt::format("  ... {} more bytes (--layout-lines to show more)\n", m.smem_footprint() - total);
 }
@@ -159,7 +159,7 @@ int report(std::string& out, const MapOptions& o, const spec::Target& target, co
   out += fmt::format("smem footprint: {} bytes = {} row{} × {}-byte pitch ({} data bytes per row)\n",
                      size_text(m.smem_footprint()), size_text(m.rows()), m.rows() == 1 ? "" : "s", m.row_pitch(),
                      m.row_bytes());
-  out += fmt::format("smem alignment: {} bytes minimum (H15); swizzle phase 0 at multiples of {}\n",
+  out += fmt::format("smem alignment: {} bytes minimum; swizzle phase 0 at multiples of {}\n",
                      m.smem_alignment(), m.swizzle_period());
   if (o.layout) print_layout(out, m, o.base, o.layout_lines);
   return errors;
@@ -207,7 +207,7 @@ int run_map(const MapOptions& o) {
     return 2;
   }
   if (o.base % 128) {
-    fmt::print(stderr, "--base: error: {} is not 128-byte aligned (H15)\n", o.base);
+    fmt::print(stderr, "--base: error: {} is not 128-byte aligned\n", o.base);
     return 2;
   }
   if (!o.map.log.empty() && !o.map.index) return check_log(o, *target);

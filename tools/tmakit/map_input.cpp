@@ -37,9 +37,15 @@ void apply_flags(const MapInput& o, json& j) {
   };
   set("encode", o.encode);
   set("data_type", o.type);
-  set("swizzle", o.swizzle);
-  set("interleave", o.interleave);
-  set("l2_promotion", o.l2);
+  // A byte count alone names its mode, as in Python: --swizzle 128 is 128b (docs/tensor-maps.md).
+  auto bytes_name = [](const auto& v) {
+    auto out = v;
+    if (out && !out->empty() && out->find_first_not_of("0123456789") == std::string::npos) *out += "b";
+    return out;
+  };
+  set("swizzle", bytes_name(o.swizzle));
+  set("interleave", bytes_name(o.interleave));
+  set("l2_promotion", bytes_name(o.l2));
   set("oob_fill", o.fill);
   set("global_address", o.address);
   set("mode", o.mode);

@@ -35,7 +35,7 @@ int run_scenario(const RunArgs& a) {
       opts.ptx_version = v;
     }
   } catch (const DiagnosticError& e) {
-    std::fprintf(stderr, "%s: %s\n", a.file.c_str(), format(e.diagnostic()).c_str());
+    std::fprintf(stderr, "%s\n", located(a.file, e.diagnostic()).c_str());
     return 2;
   }
   opts.seed = a.seed;
@@ -45,13 +45,13 @@ int run_scenario(const RunArgs& a) {
   try {
     r = scenario::run(s, opts);
   } catch (const scenario::InputError& e) {
-    std::fprintf(stderr, "%s: %s\n", a.file.c_str(), format(e.diagnostic()).c_str());
+    std::fprintf(stderr, "%s\n", located(a.file, e.diagnostic()).c_str());
     return 2;
   } catch (const DiagnosticError& e) {
-    std::fprintf(stderr, "%s: %s\n", a.file.c_str(), format(e.diagnostic()).c_str());
+    std::fprintf(stderr, "%s\n", located(a.file, e.diagnostic()).c_str());
     return 1;
   }
-  for (const auto& w : r.warnings) std::fprintf(stderr, "%s: %s\n", a.file.c_str(), format(w).c_str());
+  for (const auto& w : r.warnings) std::fprintf(stderr, "%s\n", located(a.file, w).c_str());
   if (!a.out_dir.empty()) {
     std::vector<OutputFile> files;
     for (auto& [name, bytes] : r.outputs) files.push_back({name + ".bin", std::move(bytes)});
@@ -71,7 +71,7 @@ void add_run_command(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand("run", "Run a scenario on the reference model");
   auto args = std::make_shared<RunArgs>();
   cmd->add_option("scenario", args->file, "scenario JSON file")->required();
-  cmd->add_option("-o,--out", args->out_dir,
+  cmd->add_option("-o,--output,--out", args->out_dir,
                   "write each output as DIR/NAME.bin, all or none (DIR: new, empty, or an earlier run's outputs)");
   cmd->add_flag("--allow-files-anywhere", args->files_anywhere,
                 "let init files lie outside the scenario's folder (absolute paths, ..)");

@@ -105,7 +105,7 @@ __device__ inline void bulk_reduce(ptx::op_t<Op>, T* dst, const T* src, uint32_t
     else if constexpr (std::is_same_v<T, double>) TMAKIT_EMIT(".add.f64");
     else if constexpr (std::is_same_v<T, __half>) TMAKIT_EMIT(".add.noftz.f16");
     else if constexpr (std::is_same_v<T, __nv_bfloat16>) TMAKIT_EMIT(".add.noftz.bf16");
-    else static_assert(detail::dependent_false<T>, "bulk add: u32 s32 u64 s64 f32 f64 f16 bf16 (§6.2)");
+    else static_assert(detail::dependent_false<T>, "bulk add: u32 s32 u64 s64 f32 f64 f16 bf16");
   } else if constexpr (minmax) {
 #define TMAKIT_MINMAX(TY)                                   \
   if constexpr (Op == dot_op::min) TMAKIT_EMIT(".min" TY); \
@@ -116,13 +116,13 @@ __device__ inline void bulk_reduce(ptx::op_t<Op>, T* dst, const T* src, uint32_t
     else if constexpr (std::is_same_v<T, int64_t>) { TMAKIT_MINMAX(".s64") }
     else if constexpr (std::is_same_v<T, __half>) { TMAKIT_MINMAX(".f16") }
     else if constexpr (std::is_same_v<T, __nv_bfloat16>) { TMAKIT_MINMAX(".bf16") }
-    else static_assert(detail::dependent_false<T>, "bulk min/max: u32 s32 u64 s64 f16 bf16 (§6.2)");
+    else static_assert(detail::dependent_false<T>, "bulk min/max: u32 s32 u64 s64 f16 bf16");
 #undef TMAKIT_MINMAX
   } else if constexpr ((Op == dot_op::inc || Op == dot_op::dec) && std::is_same_v<T, uint32_t>) {
     if constexpr (Op == dot_op::inc) TMAKIT_EMIT(".inc.u32");
     else TMAKIT_EMIT(".dec.u32");
   } else {
-    static_assert(detail::dependent_false<T>, "no bulk reduction with this (op, type) pair (§6.2)");
+    static_assert(detail::dependent_false<T>, "no bulk reduction with this (op, type) pair");
   }
 #undef TMAKIT_EMIT
 }

@@ -133,7 +133,7 @@ __device__ inline Offsets3 pad3(const uint16_t (&o)[N - 2]) {
 }  // namespace detail
 #define TMAKIT_OFFSETS "h"(o.v[0]), "h"(o.v[1]), "h"(o.v[2])
 #define TMAKIT_BY_IM2COL_RANK(EMIT)                                                 \
-  static_assert(N >= 3 && N <= 5, "im2col maps have rank 3..5 (NWC, NHWC, NDHWC, §4.1)"); \
+  static_assert(N >= 3 && N <= 5, "im2col maps have rank 3..5 (NWC, NHWC, NDHWC)"); \
   const detail::Coords5 k = detail::pad5(c);                                        \
   const detail::Offsets3 o = detail::pad3<N>(offsets);                              \
   if constexpr (N == 3) EMIT(".3d", TMAKIT_C3, "{%5}")                              \
@@ -264,7 +264,7 @@ __device__ inline void reduce_tile(ptx::op_t<Op>, const M& m, const int32_t (&c)
   else if constexpr (Op == ptx::dot_op::and_op) TMAKIT_EMIT_OP(".and", DIM, C)      \
   else if constexpr (Op == ptx::dot_op::or_op) TMAKIT_EMIT_OP(".or", DIM, C)        \
   else if constexpr (Op == ptx::dot_op::xor_op) TMAKIT_EMIT_OP(".xor", DIM, C)      \
-  else static_assert(detail::dependent_false<M>, "tensor reductions: add min max inc dec and or xor (§6.1)");
+  else static_assert(detail::dependent_false<M>, "tensor reductions: add min max inc dec and or xor");
   TMAKIT_BY_RANK(TMAKIT_EMIT)
 #undef TMAKIT_EMIT
 #undef TMAKIT_EMIT_OP
@@ -278,7 +278,7 @@ __device__ inline void reduce_tile(ptx::op_t<Op>, const M& m, const int32_t (&c)
   asm volatile(HEAD DIM ".global.shared::cta" QUAL " [%5, " C "], [%6]" TAIL ";" ::TMAKIT_COORDS,    \
                "l"(map_ptr(m)), "r"(smem_addr(src)) __VA_ARGS__ : "memory");
 #define TMAKIT_IM2COL_BY_RANK(HEAD, QUAL, TAIL, ...)                                                  \
-  static_assert(N >= 3 && N <= 5, "im2col maps have rank 3..5 (NWC, NHWC, NDHWC, §4.1)");           \
+  static_assert(N >= 3 && N <= 5, "im2col maps have rank 3..5 (NWC, NHWC, NDHWC)");           \
   if constexpr (N == 3) TMAKIT_IM2COL_WRITE(HEAD, ".3d", TMAKIT_C3, QUAL, TAIL, __VA_ARGS__)          \
   else if constexpr (N == 4) TMAKIT_IM2COL_WRITE(HEAD, ".4d", TMAKIT_C4, QUAL, TAIL, __VA_ARGS__)     \
   else TMAKIT_IM2COL_WRITE(HEAD, ".5d", TMAKIT_C5, QUAL, TAIL, __VA_ARGS__)
@@ -306,7 +306,7 @@ __device__ inline void store_im2col(const M& m, const int32_t (&c)[N], const voi
   else if constexpr (Op == ptx::dot_op::and_op) EMIT_OP(".and")                           \
   else if constexpr (Op == ptx::dot_op::or_op) EMIT_OP(".or")                             \
   else if constexpr (Op == ptx::dot_op::xor_op) EMIT_OP(".xor")                           \
-  else static_assert(detail::dependent_false<M>, "tensor reductions: add min max inc dec and or xor (§6.1)");
+  else static_assert(detail::dependent_false<M>, "tensor reductions: add min max inc dec and or xor");
 template <ptx::dot_op Op, int N, TensorMapArg M>
 __device__ inline void reduce_im2col(ptx::op_t<Op>, const M& m, const int32_t (&c)[N], const void* src) {
   const detail::Coords5 k = detail::pad5(c);

@@ -20,7 +20,7 @@ namespace tmakit::gpu {
 CUresult encode(const tensor_map::TensorMap& map, CUtensorMap* out);
 
 // The driver's name of a CUresult ("CUDA_SUCCESS", "CUDA_ERROR_INVALID_VALUE");
-// "CUresult(N)" when the driver does not know it.
+// cuda.h's name where no driver is loaded to say it (tensor_map/encode_names.hpp).
 std::string result_name(CUresult r);
 
 // Throws std::runtime_error naming the map kind and the driver's error when the

@@ -108,11 +108,11 @@ struct TensorMap {
   uint32_t swizzle_period() const;
 };
 
-// The validator's rules are rows: a stable id, the spec section, and whether
+// The validator's rules are rows: a stable id, its source, and whether
 // the driver itself refuses the map (else the check is ours).
 struct MapRule {
   std::string_view id;        // "map.box-dim-range"
-  std::string_view section;   // "§1.3"
+  std::string_view section;   // its source: "cuda.h `cuTensorMapEncodeTiled`", a hardware-notes.md anchor
   bool driver_enforced;       // the encode call returns CUDA_ERROR_INVALID_VALUE
   Severity severity;          // error for driver rules and sm_90 faults; warning for advisories
   std::string_view summary;
