@@ -35,9 +35,9 @@ picture() {
 }
 
 # Each swizzle at phase 0 and at a later phase: the phase is the destination's line
-# index within the pattern's period (§3.1), so the same box moves differently.
+# index within the pattern's period (PTX ISA, swizzling modes), so the same box moves differently.
 tile16="--type float16 --dims 128,64 --strides 256"
-picture swizzle-32b-phase0 "32B swizzle (§3.1): 32-byte rows, phase 0 at a 256-byte aligned destination." \
+picture swizzle-32b-phase0 "32B swizzle (PTX ISA, swizzling modes): 32-byte rows, phase 0 at a 256-byte aligned destination." \
   $tile16 --box 16,8 --swizzle 32b --smem-offset 0
 picture swizzle-32b-phase1 "The same box one line later (offset 128): phase 1, so the first line swaps its 16-byte halves." \
   $tile16 --box 16,8 --swizzle 32b --smem-offset 128
@@ -47,17 +47,17 @@ picture swizzle-64b-phase2 "64B swizzle at offset 256: phase 2 of 4." \
   $tile16 --box 32,8 --swizzle 64b --smem-offset 256
 picture swizzle-128b-phase0 "128B swizzle: 128-byte rows, XOR with the line index mod 8 (the pattern repeats every 1024 bytes)." \
   $tile16 --box 64,8 --swizzle 128b --smem-offset 0
-picture swizzle-128b-phase3 "128B swizzle at offset 384: phase 3 of 8; a destination that is only 128-byte aligned (H15) starts mid-pattern." \
+picture swizzle-128b-phase3 "128B swizzle at offset 384: phase 3 of 8; a destination that is only 128-byte aligned ([h100-smem-128-alignment](hardware-notes.md#h100-smem-128-alignment)) starts mid-pattern." \
   $tile16 --box 64,8 --swizzle 128b --smem-offset 384
-picture swizzle-128b-atom-32b-phase0 "sm_100 128B_ATOM_32B (§3.4, inferred [I]): 32-byte granules XOR with line bits 7-8." \
+picture swizzle-128b-atom-32b-phase0 "sm_100 128B_ATOM_32B (PTX ISA, sm_100 swizzle atoms; inferred, not checked on hardware): 32-byte granules XOR with line bits 7-8." \
   $tile16 --box 64,8 --swizzle 128b_atom_32b --target sm_100a --smem-offset 0
 picture swizzle-128b-atom-32b-phase1 "128B_ATOM_32B at offset 128: phase 1 of 4." \
   $tile16 --box 64,8 --swizzle 128b_atom_32b --target sm_100a --smem-offset 128
-picture swizzle-128b-atom-32b-flip-8b-phase0 "sm_100 128B_ATOM_32B_FLIP_8B (§3.4, [I]): as ATOM_32B, and odd lines swap the 8-byte halves inside each chunk (the label names the chunk's first logical element)." \
+picture swizzle-128b-atom-32b-flip-8b-phase0 "sm_100 128B_ATOM_32B_FLIP_8B (PTX ISA, sm_100 swizzle atoms; inferred, not checked on hardware): as ATOM_32B, and odd lines swap the 8-byte halves inside each chunk (the label names the chunk's first logical element)." \
   $tile16 --box 64,8 --swizzle 128b_atom_32b_flip_8b --target sm_100a --smem-offset 0
 picture swizzle-128b-atom-32b-flip-8b-phase1 "128B_ATOM_32B_FLIP_8B at offset 128: phase 1 of 4." \
   $tile16 --box 64,8 --swizzle 128b_atom_32b_flip_8b --target sm_100a --smem-offset 128
-picture swizzle-128b-atom-64b-phase0 "sm_100 128B_ATOM_64B (§3.4, [I]): 64-byte halves of each line swap on odd lines." \
+picture swizzle-128b-atom-64b-phase0 "sm_100 128B_ATOM_64B (PTX ISA, sm_100 swizzle atoms; inferred, not checked on hardware): 64-byte halves of each line swap on odd lines." \
   $tile16 --box 64,8 --swizzle 128b_atom_64b --target sm_100a --smem-offset 0
 picture swizzle-128b-atom-64b-phase1 "128B_ATOM_64B at offset 128: phase 1 of 2." \
   $tile16 --box 64,8 --swizzle 128b_atom_64b --target sm_100a --smem-offset 128
@@ -66,9 +66,9 @@ picture narrow-row "A 16-byte row under the 64B swizzle occupies a whole 64-byte
   --type float32 --dims 64,16 --strides 256 --box 4,8 --swizzle 64b
 picture partial-oob "A box hanging over the tensor's corner: x 16..23 of a 20-wide tensor and y 4..7 of 6 rows. Chunks wholly outside hold the fill (here the OOB-NaN of H4); chunks straddling the edge are partly filled." \
   --type float32 --dims 20,6 --strides 80 --box 8,4 --swizzle 32b --fill nan_request_zero_fma --coords 16,4
-picture element-strided "Element strides 1,2,3 (§2.1 item 1): the box of 8 × 8 × 6 reads every 2nd row and every 3rd plane, ceil(8/2) × ceil(6/3) = 8 shared rows; dimension 0 is never strided without interleave (H16)." \
+picture element-strided "Element strides 1,2,3 (PTX ISA, tiled mode): the box of 8 × 8 × 6 reads every 2nd row and every 3rd plane, ceil(8/2) × ceil(6/3) = 8 shared rows; dimension 0 is never strided without interleave ([h100-element-stride-0](hardware-notes.md#h100-element-stride-0))." \
   --type float32 --dims 64,32,12 --strides 256,8192 --box 8,8,6 --element-strides 1,2,3 --coords 0,1,0
-picture im2col-padding "An im2col load (§4.2) of a 3 × 3 convolution with padding 1 (pixel box corners -1, -1 and upper -1, -1) on a 6 × 5 image: the filter base walks W from -1 and wraps to the next H; offsets (0, 1) pick the filter tap (left column, middle row), so the pixels at w = -1 lie outside the image and read the fill." \
+picture im2col-padding "An im2col load (PTX ISA, im2col mode) of a 3 × 3 convolution with padding 1 (pixel box corners -1, -1 and upper -1, -1) on a 6 × 5 image: the filter base walks W from -1 and wraps to the next H; offsets (0, 1) pick the filter tap (left column, middle row), so the pixels at w = -1 lie outside the image and read the fill." \
   --encode im2col --type float16 --dims 16,6,5,2 --strides 32,192,960 --lower -1,-1 --upper -1,-1 --channels 16 --pixels 40 --coords 0,-1,-1,0 --offsets 0,1 --swizzle 32b
 
 mv "$md" "$out/gallery.md"

@@ -3,6 +3,7 @@
 // blocks, labels and `.section` blocks, and recording declarations with their types.
 #include "tmakit/ptx/module.hpp"
 
+#include "module_lexis.hpp"
 #include "reader.hpp"
 
 #include <algorithm>
@@ -12,10 +13,7 @@
 namespace tmakit::ptx {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%'; }
-
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+using namespace detail;  // module_lexis.hpp
 
 // `.version 8.6` ends at the end of its line (PTX ISA §11: these directives take no `;`),
 // at the top level and in function bodies alike (`.loc` is written before instructions).
@@ -23,82 +21,6 @@ bool line_directive(std::string_view s) {
   for (std::string_view d : {".version", ".target", ".address_size", ".file", ".loc"})
     if (starts_with(s, d) && (s.size() == d.size() || is_space(s[d.size()]))) return true;
   return false;
-}
-
-bool is_identifier(std::string_view s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s)
-    if (!ident_char(c)) return false;
-  return true;
-}
-
-// Words of a declaration: split at spaces and commas.
-std::vector<std::string_view> words(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (is_space(s[i]) || s[i] == ',')) ++i;
-    size_t start = i;
-    while (i < s.size() && !is_space(s[i]) && s[i] != ',') ++i;
-    if (i > start) out.push_back(s.substr(start, i - start));
-  }
-  return out;
-}
-
-bool is_space_name(std::string_view w) {
-  for (std::string_view s : {".reg", ".param", ".shared", ".global", ".const", ".local", ".tex"})
-    if (w == s) return true;
-  return false;
-}
-
-// `.reg .b32 %r<10>;`, `.shared .align 8 .b8 smem[1024];`, `.param .u64 p` (a parameter).
-void declare(std::string_view decl, SymbolTable& table, int line) {
-  if (auto eq = decl.find('='); eq != std::string_view::npos) decl = decl.substr(0, eq);  // drop initializers
-  if (!decl.empty() && decl.back() == ';') decl.remove_suffix(1);
-  Symbol sym;
-  sym.line = line;
-  bool typed = false, skip_next = false;
-  for (std::string_view w : words(decl)) {
-    if (skip_next) {
-      skip_next = false;
-      continue;
-    }
-    if (w[0] == '.') {
-      if (is_space_name(w) && sym.space.empty()) sym.space = std::string(w);
-      else if (w == ".align") skip_next = true;
-      else if (auto t = parse_value_type(w); t && !typed) sym.type = *t, typed = true;
-      continue;
-    }
-    if (!typed || sym.space.empty()) continue;
-    std::string_view name = w;
-    if (auto lt = name.find('<'); lt != std::string_view::npos) {
-      int count = 0;
-      const size_t gt = std::min(name.find('>', lt), name.size());
-      auto r = std::from_chars(name.data() + lt + 1, name.data() + gt, count);
-      if (r.ec == std::errc{}) table.declare_range(std::string(name.substr(0, lt)), count, sym);
-      continue;
-    }
-    if (auto br = name.find('['); br != std::string_view::npos) name = name.substr(0, br);
-    if (is_identifier(name)) table.declare(std::string(name), sym);
-  }
-}
-
-// The parameter list starting at `open` (a `(`): declares each parameter, returns the index after `)`.
-size_t declare_params(std::string_view h, size_t open, SymbolTable& table, int line) {
-  int depth = 0;
-  size_t start = open + 1;
-  for (size_t i = open; i < h.size(); ++i) {
-    if (h[i] == '(') ++depth;
-    if (h[i] == ')' && --depth == 0) {
-      declare(h.substr(start, i - start), table, line);
-      return i + 1;
-    }
-    if (h[i] == ',' && depth == 1) {
-      declare(h.substr(start, i - start), table, line);
-      start = i + 1;
-    }
-  }
-  return h.size();
 }
 
 bool section_header(std::string_view s) { return starts_with(s, ".section") && s.size() > 8 && is_space(s[8]); }
@@ -384,59 +306,6 @@ class Reader {
 };
 
 }  // namespace
-
-std::string ValueType::str() const {
-  if (kind == 'p') return ".pred";
-  return "." + std::string(1, kind) + std::to_string(bits);
-}
-
-std::optional<ValueType> parse_value_type(std::string_view t) {
-  if (t == ".pred") return ValueType{'p', 1};
-  if (t == ".f16x2" || t == ".bf16x2") return ValueType{'f', 32};
-  if (t == ".bf16") return ValueType{'f', 16};
-  if (t.size() < 3 || t[0] != '.' || std::string_view("busf").find(t[1]) == std::string_view::npos) return std::nullopt;
-  int bits = 0;
-  auto r = std::from_chars(t.data() + 2, t.data() + t.size(), bits);
-  if (r.ec != std::errc{} || r.ptr != t.data() + t.size()) return std::nullopt;
-  if (bits != 8 && bits != 16 && bits != 32 && bits != 64 && bits != 128) return std::nullopt;
-  return ValueType{t[1], bits};
-}
-
-const Symbol* SymbolTable::find(std::string_view name) const {
-  if (auto it = names_.find(std::string(name)); it != names_.end()) return &it->second;
-  // %r12 belongs to %r<N> when 12 < N (PTX ISA "parameterized variable names").
-  size_t d = name.size();
-  while (d > 0 && std::isdigit(static_cast<unsigned char>(name[d - 1]))) --d;
-  if (d == name.size() || d == 0) return nullptr;
-  auto it = ranges_.find(std::string(name.substr(0, d)));
-  if (it == ranges_.end()) return nullptr;
-  int n = 0;
-  auto r = std::from_chars(name.data() + d, name.data() + name.size(), n);
-  if (r.ec != std::errc{} || (name.size() - d > 1 && name[d] == '0')) return nullptr;
-  return n < it->second.first ? &it->second.second : nullptr;
-}
-
-std::pair<int, int> Statement::position(size_t offset) const {
-  offset = std::min(offset, text.size());
-  int line_no = line;
-  size_t last_nl = std::string::npos;
-  for (size_t k = 0; k < offset; ++k)
-    if (text[k] == '\n') ++line_no, last_nl = k;
-  if (last_nl == std::string::npos) return {line, column + static_cast<int>(offset)};
-  return {line_no, static_cast<int>(offset - last_nl)};
-}
-
-std::string_view Statement::mnemonic() const {
-  std::string_view s = text;
-  size_t k = 0;
-  if (!s.empty() && s[0] == '@') {
-    while (k < s.size() && !is_space(s[k])) ++k;
-    while (k < s.size() && is_space(s[k])) ++k;
-  }
-  size_t start = k;
-  while (k < s.size() && !is_space(s[k]) && s[k] != ';') ++k;
-  return s.substr(start, k - start);
-}
 
 Module read_module(std::string_view text, const std::string& file, Diagnostics& diags,
                    const StatementHandler& on_statement) {

@@ -115,7 +115,7 @@ std::string instruction_matrix_markdown() {
   }
   flush();
   md += "\nFor `tensor.reduce` the type is the tensor map's: `.b32`/`.b64` stand for any 32/64-bit integer map, "
-        "`.f32.ftz` for FLOAT32_FTZ and TFLOAT32_FTZ maps. On sm_90 the bitwise ops on an INT64 map fault.\n";
+        "`.f32.ftz` for FLOAT32_FTZ and TFLOAT32_FTZ maps. On sm_90 the bitwise ops on an INT64 map fault ([h100-int64-bitwise-fault](hardware-notes.md#h100-int64-bitwise-fault)).\n";
   return md;
 }
 

@@ -6,13 +6,15 @@ set -euo pipefail
 build=$1
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 fail() { echo "FAIL: $*"; exit 1; }
-json=$(ctest --test-dir "$build" --show-only=json-v1)
+tests_json=$(mktemp)
+trap 'rm -f "$tests_json"' EXIT
+ctest --test-dir "$build" --show-only=json-v1 > "$tests_json"
 names=$(ls "$root"/tests/fuzz/fuzz_*.cpp | sed 's|.*/fuzz_\(.*\)\.cpp|\1|')
 for t in $names; do
-  python3 - "$t" <<PY || exit 1
+  python3 - "$t" "$tests_json" <<'PY' || exit 1
 import json, sys
 t = sys.argv[1]
-tests = {x["name"]: x for x in json.loads('''$json''')["tests"]}
+tests = {x["name"]: x for x in json.load(open(sys.argv[2]))["tests"]}
 x = tests.get("fuzz_" + t)
 if x is None: sys.exit(f"FAIL: no ctest test fuzz_{t}")
 props = {p["name"]: p["value"] for p in x.get("properties", [])}

@@ -50,7 +50,14 @@ TEST(H100WatchLogs, EveryRecordedCallIsJudgedTheSameToday) {
       json today = json::array();
       for (const auto& d : j.findings) today.push_back({{"rule", d.rule}});
       EXPECT_EQ(verdict_name(j.verdict), r["verdict"].get<std::string>()) << where;
-      EXPECT_EQ(rules_of(today), rules_of(r["findings"])) << where;
+      // The shared-memory alignment note concerns using a map; a map with an error is never used,
+      // so today's validator leaves the note off such maps (the logs were recorded with it).
+      bool has_error = false;
+      for (const auto& f : r["findings"]) has_error |= f.value("severity", "") == "error";
+      json recorded = json::array();
+      for (const auto& f : r["findings"])
+        if (!(has_error && f["rule"] == "map.smem-alignment")) recorded.push_back(f);
+      EXPECT_EQ(rules_of(today), rules_of(recorded)) << where;
       ++checked;
       refused += r["driver_code"] == 1;
       flagged += r["verdict"] == "flagged";
