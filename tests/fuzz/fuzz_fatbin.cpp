@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../../src/watch/fatbin.hpp"
+#include "../../src/check/hooks/fatbin.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size >= 4) {

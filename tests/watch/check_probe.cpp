@@ -22,7 +22,7 @@
 #include <sstream>
 #include <string>
 
-#include "../../src/watch/check_abi.hpp"
+#include "../../src/check/hooks/check_abi.hpp"
 
 namespace abi = tmakit::watch::abi;
 

@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../src/watch/check_abi.hpp"
+#include "../../src/check/hooks/check_abi.hpp"
 
 namespace {
 

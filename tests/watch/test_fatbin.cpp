@@ -6,7 +6,7 @@
 #include <cstring>
 #include <random>
 
-#include "../../src/watch/fatbin.hpp"
+#include "../../src/check/hooks/fatbin.hpp"
 #include "check_test_files.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "driver_abi.hpp"
+#include "../../watch/driver_abi.hpp"
 
 namespace tmakit::watch::abi {
 

@@ -8,7 +8,7 @@
 
 #include "check_abi.hpp"
 #include "check_session.hpp"
-#include "real_driver.hpp"
+#include "../../watch/real_driver.hpp"
 
 namespace tmakit::watch {
 namespace {

@@ -28,7 +28,7 @@
 
 #include "check_abi.hpp"
 #include "check_state.hpp"
-#include "session.hpp"
+#include "../../watch/session.hpp"
 
 extern char** environ;
 

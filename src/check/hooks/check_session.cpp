@@ -14,9 +14,9 @@
 #include <sstream>
 
 #include "check_state.hpp"
-#include "driver_abi.hpp"
+#include "../../watch/driver_abi.hpp"
 #include "fatbin.hpp"
-#include "real_driver.hpp"
+#include "../../watch/real_driver.hpp"
 #include "tmakit/instrument/instrument.hpp"
 
 namespace tmakit::watch {
