@@ -54,6 +54,12 @@ inline int corner_limit(int rank) { return rank == 3 ? 32768 : (rank == 4 ? 128 
 uint64_t box_bytes(const tensor_map::TensorMap& m);
 // Global dims and strides, strides multiples of `align` (H17 oddities included).
 void random_extents(tensor_map::TensorMap& m, uint64_t align);
+// Shrinks outer box dims until the map fits the 233,472-byte limit.
+void fit_box_limit(tensor_map::TensorMap& m);
+// A valid tiled map within the box limit.
+tensor_map::TensorMap valid_tiled();
+// A map whose box is exactly at (over = false) or one row past (over = true) the byte limit.
+tensor_map::TensorMap limit_case(bool over);
 // A valid im2col map (§1.4); with `interleave`, interleave 16b/32b in a quarter of the draws.
 tensor_map::TensorMap valid_im2col(bool interleave = false);
 // Breaks exactly one rule (0..18) of a valid map; returns the rule's id, or "" when the
