@@ -87,7 +87,9 @@ TEST(DeviceCoverage, EveryFunctionIsACombinationOfAClaimedRow) {
         << fn.name << " (" << fn.mnemonic << ") is on row " << sel->form->id << ", which the device half does not claim";
     // The function's text is the instruction it issues: its comment and, for inline PTX, its asm.
     EXPECT_NE(fn.code.find("// " + fn.mnemonic + " "), std::string::npos) << fn.name;
-    if (!fn.cccl) EXPECT_NE(fn.code.find("asm volatile(\"" + fn.mnemonic + " "), std::string::npos) << fn.name;
+    if (!fn.cccl) {
+      EXPECT_NE(fn.code.find("asm volatile(\"" + fn.mnemonic + " "), std::string::npos) << fn.name;
+    }
   }
 }
 
