@@ -1,7 +1,8 @@
 // The GPU engine's compact step records, shared by the host translator
 // (engine.cpp, g++) and the kernel (engine_kernel.cu, nvcc). PTX qualifiers are
 // compile-time, so each record names one instruction variant (`Code`) that the
-// kernel's switch maps to one device-library call; the operands are resolved on
+// kernel's switch maps to one device-library call (the comments name the rows of the table of
+// forms, src/spec/forms_table.cpp); the operands are resolved on
 // the host (shared offsets, cluster ranks, device addresses, map indices).
 // Plain C++ only: no CUDA or nlohmann headers here.
 #pragma once
@@ -13,18 +14,18 @@ namespace tmakit::gpu::detail {
 
 enum Code : uint16_t {
   kNop = 0,          // fences the sequencer already provides, barrier.cluster (see docs/gpu-engine.md)
-  kTensorLoadCta,    // cp.async.bulk.tensor.Nd.shared::cta.global.tile.mbarrier::complete_tx::bytes (kIm2col: .im2col)
-  kTensorLoadCluster,  // ... .shared::cluster.global ... (flag kMulticast adds .multicast::cluster)
-  kTensorStore,      // cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group
-  kTensorReduce,     // cp.reduce.async.bulk.tensor.Nd.global.shared::cta.OP.tile.bulk_group
-  kTensorPrefetch,   // cp.async.bulk.prefetch.tensor.Nd.L2.global.tile
-  kBulkLoadCta,      // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes
-  kBulkLoadCluster,  // cp.async.bulk.shared::cluster.global... (+ multicast)
-  kBulkCopyPeer,     // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
-  kBulkStore,        // cp.async.bulk.global.shared::cta.bulk_group
-  kBulkReduceGlobal,   // cp.reduce.async.bulk.global.shared::cta.bulk_group.OP.TYPE (red = BulkRed code)
-  kBulkReduceCluster,  // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.OP.TYPE
-  kBulkPrefetch,     // cp.async.bulk.prefetch.L2.global
+  kTensorLoadCta,    // row tensor.load.shared::cta, .tile (kIm2col: .im2col)
+  kTensorLoadCluster,  // row tensor.load.shared::cluster (flag kMulticast adds .multicast::cluster)
+  kTensorStore,      // row tensor.store, .tile (kIm2col: .im2col_no_offs)
+  kTensorReduce,     // row tensor.reduce (red = spec::RedOp)
+  kTensorPrefetch,   // row tensor.prefetch
+  kBulkLoadCta,      // row bulk.shared::cta.global
+  kBulkLoadCluster,  // row bulk.shared::cluster.global (+ multicast)
+  kBulkCopyPeer,     // row bulk.shared::cluster.shared::cta
+  kBulkStore,        // row bulk.global.shared::cta
+  kBulkReduceGlobal,   // row bulk-reduce.global.shared::cta (red = BulkRedGlobal code)
+  kBulkReduceCluster,  // row bulk-reduce.shared::cluster.shared::cta (red = BulkRedCluster code)
+  kBulkPrefetch,     // row bulk.prefetch
   kCommitGroup,
   kWaitGroup,        // size = N (0..7); flag kRead for .read
   kMbarInit,         // size = count
