@@ -1,28 +1,31 @@
 // The GPU engine's compact step records, shared by the host translator
 // (engine.cpp, g++) and the kernel (engine_kernel.cu, nvcc). PTX qualifiers are
 // compile-time, so each record names one instruction variant (`Code`) that the
-// kernel's switch maps to one device-library call; the operands are resolved on
+// kernel's switch maps to one device-library call (the comments name the rows of the table of
+// forms, src/spec/forms_table.cpp); the operands are resolved on
 // the host (shared offsets, cluster ranks, device addresses, map indices).
 // Plain C++ only: no CUDA or nlohmann headers here.
 #pragma once
 #include <cstdint>
 
+#include "generated/bulk_reductions.hpp"
+
 namespace tmakit::gpu::detail {
 
 enum Code : uint16_t {
   kNop = 0,          // fences the sequencer already provides, barrier.cluster (see docs/gpu-engine.md)
-  kTensorLoadCta,    // cp.async.bulk.tensor.Nd.shared::cta.global.tile.mbarrier::complete_tx::bytes (kIm2col: .im2col)
-  kTensorLoadCluster,  // ... .shared::cluster.global ... (flag kMulticast adds .multicast::cluster)
-  kTensorStore,      // cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group
-  kTensorReduce,     // cp.reduce.async.bulk.tensor.Nd.global.shared::cta.OP.tile.bulk_group
-  kTensorPrefetch,   // cp.async.bulk.prefetch.tensor.Nd.L2.global.tile
-  kBulkLoadCta,      // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes
-  kBulkLoadCluster,  // cp.async.bulk.shared::cluster.global... (+ multicast)
-  kBulkCopyPeer,     // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
-  kBulkStore,        // cp.async.bulk.global.shared::cta.bulk_group
-  kBulkReduceGlobal,   // cp.reduce.async.bulk.global.shared::cta.bulk_group.OP.TYPE (red = BulkRed code)
-  kBulkReduceCluster,  // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.OP.TYPE
-  kBulkPrefetch,     // cp.async.bulk.prefetch.L2.global
+  kTensorLoadCta,    // row tensor.load.shared::cta, .tile (kIm2col: .im2col)
+  kTensorLoadCluster,  // row tensor.load.shared::cluster (flag kMulticast adds .multicast::cluster)
+  kTensorStore,      // row tensor.store, .tile (kIm2col: .im2col_no_offs)
+  kTensorReduce,     // row tensor.reduce (red = spec::RedOp)
+  kTensorPrefetch,   // row tensor.prefetch
+  kBulkLoadCta,      // row bulk.shared::cta.global
+  kBulkLoadCluster,  // row bulk.shared::cluster.global (+ multicast)
+  kBulkCopyPeer,     // row bulk.shared::cluster.shared::cta
+  kBulkStore,        // row bulk.global.shared::cta
+  kBulkReduceGlobal,   // row bulk-reduce.global.shared::cta (red = BulkRedGlobal code)
+  kBulkReduceCluster,  // row bulk-reduce.shared::cluster.shared::cta (red = BulkRedCluster code)
+  kBulkPrefetch,     // row bulk.prefetch
   kCommitGroup,
   kWaitGroup,        // size = N (0..7); flag kRead for .read
   kMbarInit,         // size = count
@@ -63,35 +66,8 @@ enum Flag : uint16_t {
   kIm2col = 1 << 12,       // tensor ops: .im2col (loads, prefetch; offsets in Step::off) or .im2col_no_offs
 };
 
-// Bulk reduction variants that ptxas accepts for sm_90 (§6.2).
-// X(name, op, type, OPTAG, CTYPE): the host matches the written qualifier text
-// (op, type) against this list; the kernel calls the device library's
-// bulk_reduce / bulk_reduce_cluster with cuda::ptx::OPTAG and CTYPE* operands,
-// which select the same qualifiers (f16/bf16 add is .add.noftz, §6.2).
-#define TMAKIT_GPU_BULK_RED_GLOBAL(X)                                                                          \
-  X(add_u32, ".add", ".u32", op_add, uint32_t) X(add_s32, ".add", ".s32", op_add, int32_t)                     \
-  X(add_u64, ".add", ".u64", op_add, uint64_t) X(add_f32, ".add", ".f32", op_add, float)                       \
-  X(add_f64, ".add", ".f64", op_add, double) X(add_noftz_f16, ".add.noftz", ".f16", op_add, __half)            \
-  X(add_noftz_bf16, ".add.noftz", ".bf16", op_add, __nv_bfloat16)                                              \
-  X(min_u32, ".min", ".u32", op_min, uint32_t) X(min_s32, ".min", ".s32", op_min, int32_t)                     \
-  X(min_u64, ".min", ".u64", op_min, uint64_t) X(min_s64, ".min", ".s64", op_min, int64_t)                     \
-  X(min_f16, ".min", ".f16", op_min, __half) X(min_bf16, ".min", ".bf16", op_min, __nv_bfloat16)               \
-  X(max_u32, ".max", ".u32", op_max, uint32_t) X(max_s32, ".max", ".s32", op_max, int32_t)                     \
-  X(max_u64, ".max", ".u64", op_max, uint64_t) X(max_s64, ".max", ".s64", op_max, int64_t)                     \
-  X(max_f16, ".max", ".f16", op_max, __half) X(max_bf16, ".max", ".bf16", op_max, __nv_bfloat16)               \
-  X(inc_u32, ".inc", ".u32", op_inc, uint32_t) X(dec_u32, ".dec", ".u32", op_dec, uint32_t)                    \
-  X(and_b32, ".and", ".b32", op_and_op, uint32_t) X(or_b32, ".or", ".b32", op_or_op, uint32_t)                 \
-  X(xor_b32, ".xor", ".b32", op_xor_op, uint32_t) X(and_b64, ".and", ".b64", op_and_op, uint64_t)              \
-  X(or_b64, ".or", ".b64", op_or_op, uint64_t) X(xor_b64, ".xor", ".b64", op_xor_op, uint64_t)
-
-#define TMAKIT_GPU_BULK_RED_CLUSTER(X)                                                                         \
-  X(add_u32, ".add", ".u32", op_add, uint32_t) X(add_s32, ".add", ".s32", op_add, int32_t)                     \
-  X(add_u64, ".add", ".u64", op_add, uint64_t) X(min_u32, ".min", ".u32", op_min, uint32_t)                    \
-  X(min_s32, ".min", ".s32", op_min, int32_t) X(max_u32, ".max", ".u32", op_max, uint32_t)                     \
-  X(max_s32, ".max", ".s32", op_max, int32_t) X(inc_u32, ".inc", ".u32", op_inc, uint32_t)                     \
-  X(dec_u32, ".dec", ".u32", op_dec, uint32_t) X(and_b32, ".and", ".b32", op_and_op, uint32_t)                 \
-  X(or_b32, ".or", ".b32", op_or_op, uint32_t) X(xor_b32, ".xor", ".b32", op_xor_op, uint32_t)
-
+// Bulk reduction variants (§6.2): the table's op x type pairs of each direction, generated
+// (generated/bulk_reductions.hpp: X(name, op, type, OPTAG, CTYPE) lists).
 #define TMAKIT_GPU_ENUM_G(name, ...) kG_##name,
 #define TMAKIT_GPU_ENUM_C(name, ...) kC_##name,
 enum BulkRedGlobal : uint8_t { TMAKIT_GPU_BULK_RED_GLOBAL(TMAKIT_GPU_ENUM_G) kBulkRedGlobalCount };

@@ -23,7 +23,7 @@
 // Usage: probe_interleave OUTDIR FIRST_CASE  (writes OUTDIR/results.jsonl, case_NNN_L.bin)
 //        probe_interleave --count
 // Build: nvcc -std=c++20 -gencode=arch=compute_90a,code=sm_90a -Iinclude
-//        tools/gpu/probe_interleave.cu src/gpu/encode.cpp build-gpu/libtmakit_tensor_map.a -lfmt
+//        tools/gpu/probe_interleave.cu src/driver/encode.cpp build-gpu/libtmakit_tensor_map.a -lfmt
 #include <cuda.h>
 #include <cuda_runtime.h>
 

@@ -16,7 +16,7 @@
 // tests/vectors/logs/q26-im2col-probe/ (results-1/bins-1: cases 0-69, results-2/bins-2: 70-98).
 // Usage: probe_interleave_im2col OUTDIR FIRST_CASE | --count
 // Build: nvcc -std=c++20 -gencode=arch=compute_90a,code=sm_90a -Iinclude
-//        tools/gpu/probe_interleave_im2col.cu src/gpu/encode.cpp build-gpu/libtmakit_tensor_map.a -lfmt
+//        tools/gpu/probe_interleave_im2col.cu src/driver/encode.cpp build-gpu/libtmakit_tensor_map.a -lfmt
 #include <cuda.h>
 #include <cuda_runtime.h>
 

@@ -8,21 +8,26 @@
 #include <cstdint>
 
 #include "tmakit/device/bulk.cuh"
-#include "tmakit/device/copy.cuh"
+#include "tmakit/device/generated/tensor.cuh"
 #include "tmakit/device/mbarrier.cuh"
 
 namespace tmakit::device {
 
 // Tensor tile loads: (dst, map, coords, bar[, cta_mask][, policy]).
-#define TMAKIT_TILE_ON_BLOCK_BARRIER(NAME)                                                             \
-  template <int N, TensorMapArg M, class... Rest>                                                      \
-  __device__ inline void NAME(void* dst, const M& m, const int32_t (&c)[N], BlockBarrier& bar, Rest... rest) { \
-    NAME(dst, m, c, native_mbar(bar), rest...);                                                        \
-  }
-TMAKIT_TILE_ON_BLOCK_BARRIER(load_tile)
-TMAKIT_TILE_ON_BLOCK_BARRIER(load_tile_cluster)
-TMAKIT_TILE_ON_BLOCK_BARRIER(load_tile_multicast)
-#undef TMAKIT_TILE_ON_BLOCK_BARRIER
+template <int N, TensorMapArg M, class... Rest>
+__device__ inline void load_tile(void* dst, const M& m, const int32_t (&c)[N], BlockBarrier& bar, Rest... rest) {
+  load_tile(dst, m, c, native_mbar(bar), rest...);
+}
+template <int N, TensorMapArg M, class... Rest>
+__device__ inline void load_tile_cluster(void* dst, const M& m, const int32_t (&c)[N], BlockBarrier& bar,
+                                         Rest... rest) {
+  load_tile_cluster(dst, m, c, native_mbar(bar), rest...);
+}
+template <int N, TensorMapArg M, class... Rest>
+__device__ inline void load_tile_multicast(void* dst, const M& m, const int32_t (&c)[N], BlockBarrier& bar,
+                                           Rest... rest) {
+  load_tile_multicast(dst, m, c, native_mbar(bar), rest...);
+}
 
 // The older name of the hinted .shared::cluster load.
 template <int N, TensorMapArg M>
@@ -32,26 +37,35 @@ __device__ inline void load_tile_hint(void* dst, const M& m, const int32_t (&c)[
 }
 
 // im2col loads: (dst, map, coords, offsets, bar[, cta_mask][, policy]).
-#define TMAKIT_IM2COL_ON_BLOCK_BARRIER(NAME)                                                                  \
-  template <int N, TensorMapArg M, class... Rest>                                                             \
-  __device__ inline void NAME(void* dst, const M& m, const int32_t (&c)[N], const uint16_t (&offsets)[N - 2], \
-                              BlockBarrier& bar, Rest... rest) {                                              \
-    NAME(dst, m, c, offsets, native_mbar(bar), rest...);                                                      \
-  }
-TMAKIT_IM2COL_ON_BLOCK_BARRIER(load_im2col)
-TMAKIT_IM2COL_ON_BLOCK_BARRIER(load_im2col_cluster)
-TMAKIT_IM2COL_ON_BLOCK_BARRIER(load_im2col_multicast)
-#undef TMAKIT_IM2COL_ON_BLOCK_BARRIER
+template <int N, TensorMapArg M, class... Rest>
+__device__ inline void load_im2col(void* dst, const M& m, const int32_t (&c)[N], const uint16_t (&offsets)[N - 2],
+                                   BlockBarrier& bar, Rest... rest) {
+  load_im2col(dst, m, c, offsets, native_mbar(bar), rest...);
+}
+template <int N, TensorMapArg M, class... Rest>
+__device__ inline void load_im2col_cluster(void* dst, const M& m, const int32_t (&c)[N],
+                                           const uint16_t (&offsets)[N - 2], BlockBarrier& bar, Rest... rest) {
+  load_im2col_cluster(dst, m, c, offsets, native_mbar(bar), rest...);
+}
+template <int N, TensorMapArg M, class... Rest>
+__device__ inline void load_im2col_multicast(void* dst, const M& m, const int32_t (&c)[N],
+                                             const uint16_t (&offsets)[N - 2], BlockBarrier& bar, Rest... rest) {
+  load_im2col_multicast(dst, m, c, offsets, native_mbar(bar), rest...);
+}
 
 // Non-tensor bulk loads: (dst, src, size, bar[, cta_mask][, policy]).
-#define TMAKIT_BULK_ON_BLOCK_BARRIER(NAME)                                                               \
-  template <class... Rest>                                                                               \
-  __device__ inline void NAME(void* dst, const void* src, uint32_t size, BlockBarrier& bar, Rest... rest) { \
-    NAME(dst, src, size, native_mbar(bar), rest...);                                                     \
-  }
-TMAKIT_BULK_ON_BLOCK_BARRIER(bulk_load)
-TMAKIT_BULK_ON_BLOCK_BARRIER(bulk_load_cluster)
-TMAKIT_BULK_ON_BLOCK_BARRIER(bulk_load_multicast)
-#undef TMAKIT_BULK_ON_BLOCK_BARRIER
+template <class... Rest>
+__device__ inline void bulk_load(void* dst, const void* src, uint32_t size, BlockBarrier& bar, Rest... rest) {
+  bulk_load(dst, src, size, native_mbar(bar), rest...);
+}
+template <class... Rest>
+__device__ inline void bulk_load_cluster(void* dst, const void* src, uint32_t size, BlockBarrier& bar, Rest... rest) {
+  bulk_load_cluster(dst, src, size, native_mbar(bar), rest...);
+}
+template <class... Rest>
+__device__ inline void bulk_load_multicast(void* dst, const void* src, uint32_t size, BlockBarrier& bar,
+                                           Rest... rest) {
+  bulk_load_multicast(dst, src, size, native_mbar(bar), rest...);
+}
 
 }  // namespace tmakit::device

@@ -29,8 +29,9 @@ concept TensorMapArg = requires(const M& m) { map_ptr(m); };
 
 }  // namespace tmakit::device
 
-// Host side (declared in both nvcc passes; only callable from host code).
-#include "tmakit/gpu/encode.hpp"
+// Host side (declared in both nvcc passes; only callable from host code). The
+// encoder is the driver library's (tmakit::driver, which tmakit::device links).
+#include "tmakit/driver/encode.hpp"
 #include "tmakit/tensor_map/tensor_map.hpp"
 
 namespace tmakit::device {
@@ -39,7 +40,7 @@ namespace tmakit::device {
 // Throws std::runtime_error when the driver refuses the map.
 inline MapHandle make_map_handle(const tensor_map::TensorMap& m) {
   MapHandle h{};
-  h.map = gpu::encode_or_throw(m);
+  h.map = driver::encode_or_throw(m);
   h.box_bytes = static_cast<uint32_t>(m.bytes_per_box());
   h.rank = static_cast<uint32_t>(m.rank);
   return h;

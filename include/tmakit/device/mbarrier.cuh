@@ -21,13 +21,18 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "tmakit/device/detail/operands.cuh"
 #include "tmakit/device/map.cuh"
 
-#ifndef TMAKIT_DEBUG_WAIT_NS
-#define TMAKIT_DEBUG_WAIT_NS 2000000000ull
-#endif
-
 namespace tmakit::device {
+
+// The debug wait's bound (TMAKIT_DEBUG_WAIT_NS, a configuration macro the header reads and
+// never defines).
+#ifdef TMAKIT_DEBUG_WAIT_NS
+inline constexpr uint64_t kDebugWaitNs = TMAKIT_DEBUG_WAIT_NS;
+#else
+inline constexpr uint64_t kDebugWaitNs = 2000000000ull;
+#endif
 
 enum class Scope { cta, cluster };
 
@@ -38,8 +43,6 @@ __device__ constexpr auto cccl_scope() {
   else return cuda::ptx::scope_cluster;
 }
 }  // namespace detail
-
-__device__ inline uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 
 // mbarrier.init.shared::cta.b64 [bar], count; count in [1, 2^20 - 1] (§8.1).
 __device__ inline void mbar_init(uint64_t* bar, uint32_t count) { cuda::ptx::mbarrier_init(bar, count); }
@@ -81,31 +84,42 @@ __device__ inline uint64_t arrive(uint64_t* bar, uint32_t count) {
 
 // mbarrier.arrive_drop...: arrive and lower the expected arrival count of every
 // later phase by the same amount (§8.2). Inline PTX: CCCL has no arrive_drop.
-#define TMAKIT_ARRIVE_DROP(EXTRA, OPERANDS)                                                                   \
-  uint64_t state;                                                                                             \
-  if constexpr (S == Scope::cta)                                                                              \
-    asm volatile("mbarrier.arrive_drop" EXTRA ".release.cta.shared::cta.b64 %0, [%1]" OPERANDS ";"            \
-                 : "=l"(state) : "r"(smem_addr(bar)), "r"(n) : "memory");                                     \
-  else                                                                                                        \
-    asm volatile("mbarrier.arrive_drop" EXTRA ".release.cluster.shared::cta.b64 %0, [%1]" OPERANDS ";"        \
-                 : "=l"(state) : "r"(smem_addr(bar)), "r"(n) : "memory");                                     \
-  return state;
 template <Scope S = Scope::cta>
 __device__ inline uint64_t arrive_drop(uint64_t* bar) {
-  const uint32_t n = 0;  // unused operand %2
-  TMAKIT_ARRIVE_DROP("", "")
+  const uint32_t n = 0;  // unused operand %2 (the forms share one operand list)
+  uint64_t state;
+  if constexpr (S == Scope::cta)
+    asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 %0, [%1];"
+                 : "=l"(state) : "r"(smem_addr(bar)), "r"(n) : "memory");
+  else
+    asm volatile("mbarrier.arrive_drop.release.cluster.shared::cta.b64 %0, [%1];"
+                 : "=l"(state) : "r"(smem_addr(bar)), "r"(n) : "memory");
+  return state;
 }
 template <Scope S = Scope::cta>
 __device__ inline uint64_t arrive_drop(uint64_t* bar, uint32_t count) {
   const uint32_t n = count;
-  TMAKIT_ARRIVE_DROP("", ", %2")
+  uint64_t state;
+  if constexpr (S == Scope::cta)
+    asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 %0, [%1], %2;"
+                 : "=l"(state) : "r"(smem_addr(bar)), "r"(n) : "memory");
+  else
+    asm volatile("mbarrier.arrive_drop.release.cluster.shared::cta.b64 %0, [%1], %2;"
+                 : "=l"(state) : "r"(smem_addr(bar)), "r"(n) : "memory");
+  return state;
 }
 template <Scope S = Scope::cta>
 __device__ inline uint64_t arrive_drop_expect_tx(uint64_t* bar, uint32_t bytes) {
   const uint32_t n = bytes;
-  TMAKIT_ARRIVE_DROP(".expect_tx", ", %2")
+  uint64_t state;
+  if constexpr (S == Scope::cta)
+    asm volatile("mbarrier.arrive_drop.expect_tx.release.cta.shared::cta.b64 %0, [%1], %2;"
+                 : "=l"(state) : "r"(smem_addr(bar)), "r"(n) : "memory");
+  else
+    asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.shared::cta.b64 %0, [%1], %2;"
+                 : "=l"(state) : "r"(smem_addr(bar)), "r"(n) : "memory");
+  return state;
 }
-#undef TMAKIT_ARRIVE_DROP
 
 // mbarrier.complete_tx.relaxed.cta.shared::cta.b64: complete `bytes` of the
 // pending transaction count without any copy (§8.2). Inline PTX: not in CCCL.
@@ -210,7 +224,7 @@ __device__ inline void wait_parity(uint64_t* bar, uint32_t parity, uint32_t arme
 #ifdef TMAKIT_DEBUG_WAIT
   const uint64_t start = global_timer_ns();
   while (!(cluster ? try_wait_parity<Scope::cluster>(bar, parity) : try_wait_parity(bar, parity)))
-    if (global_timer_ns() - start > TMAKIT_DEBUG_WAIT_NS) report_stuck_barrier(bar, parity, armed_bytes);
+    if (global_timer_ns() - start > kDebugWaitNs) report_stuck_barrier(bar, parity, armed_bytes);
 #else
   (void)armed_bytes;
   while (!(cluster ? try_wait_parity<Scope::cluster>(bar, parity) : try_wait_parity(bar, parity))) {

@@ -1,7 +1,7 @@
-// Driver bridge (include/tmakit/gpu/encode.hpp). The entry points are looked
+// Driver bridge (include/tmakit/driver/encode.hpp). The entry points are looked
 // up once through the runtime; the first runtime call also creates the
 // primary context the encode functions need.
-#include "tmakit/gpu/encode.hpp"
+#include "tmakit/driver/encode.hpp"
 #include "tmakit/tensor_map/encode_names.hpp"
 
 #include <cuda_runtime.h>
@@ -10,7 +10,7 @@
 #include <mutex>
 #include <stdexcept>
 
-namespace tmakit::gpu {
+namespace tmakit::driver {
 namespace {
 
 using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
@@ -127,4 +127,4 @@ CUtensorMap encode_or_throw(const tensor_map::TensorMap& map) {
   return out;
 }
 
-}  // namespace tmakit::gpu
+}  // namespace tmakit::driver

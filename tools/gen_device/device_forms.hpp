@@ -1,0 +1,52 @@
+// What the device library claims of the table of forms (src/spec/forms_table.cpp), and the
+// generated headers built from it: one written-out function per form, rank and variant.
+// tools/gen_device/main.cpp writes the files; tests/gpu/coverage checks the claims against
+// the table (every claimed row has its overload, every overload its row) and that the
+// checked-in files are what the generator writes.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tmakit/spec/forms.hpp"
+
+namespace tmakit::gen_device {
+
+// One generated device function.
+struct DeviceFn {
+  std::string file;      // the generated header it lives in: "tensor.cuh"
+  std::string name;      // C++ name: "load_tile"
+  std::string mnemonic;  // the PTX mnemonic, canonical (spec::canonical_mnemonic)
+  std::string ptx;       // the instruction as the comment shows it: mnemonic and named operands
+  bool cccl = false;     // emitted by CCCL's cuda::ptx (else inline PTX)
+  std::string code;      // the whole C++ text (comment, template head, signature, body)
+};
+
+// A combination of a claimed row's qualifiers the device library has no function for.
+struct Exclusion {
+  std::string form_id;
+  std::vector<std::string> qualifiers;  // every combination holding all of these
+  std::string reason;
+};
+
+// The table rows the device library claims (form ids).
+std::vector<std::string_view> claimed_forms();
+// Every generated function, in file order.
+const std::vector<DeviceFn>& device_functions();
+// Qualifier choices of claimed rows without a function, each with its reason.
+const std::vector<Exclusion>& exclusions();
+
+// The table's op x type pairs of a bulk reduction row, the bitwise ones grouped by width (the
+// order of the GPU engine's step codes).
+std::vector<spec::ReductionPair> bulk_pairs(std::string_view form_id);
+// The C++ element type of a reduction type (b32/b64: uint32_t/uint64_t).
+std::string_view ctype_of(spec::RedType t);
+
+// A generated file: its path below the repository root and its text.
+struct GeneratedFile {
+  std::string path;
+  std::string text;
+};
+std::vector<GeneratedFile> generated_files();
+
+}  // namespace tmakit::gen_device
