@@ -62,9 +62,9 @@ picture swizzle-128b-atom-64b-phase0 "sm_100 128B_ATOM_64B (PTX ISA, sm_100 swiz
 picture swizzle-128b-atom-64b-phase1 "128B_ATOM_64B at offset 128: phase 1 of 2." \
   $tile16 --box 64,8 --swizzle 128b_atom_64b --target sm_100a --smem-offset 128
 
-picture narrow-row "A 16-byte row under the 64B swizzle occupies a whole 64-byte span (H2): two rows per line, the rest padding the load leaves untouched." \
+picture narrow-row "A 16-byte row under the 64B swizzle occupies a whole 64-byte span ([h100-narrow-rows](hardware-notes.md#h100-narrow-rows)): two rows per line, the rest padding the load leaves untouched." \
   --type float32 --dims 64,16 --strides 256 --box 4,8 --swizzle 64b
-picture partial-oob "A box hanging over the tensor's corner: x 16..23 of a 20-wide tensor and y 4..7 of 6 rows. Chunks wholly outside hold the fill (here the OOB-NaN of H4); chunks straddling the edge are partly filled." \
+picture partial-oob "A box hanging over the tensor's corner: x 16..23 of a 20-wide tensor and y 4..7 of 6 rows. Chunks wholly outside hold the fill (here the OOB-NaN the H100 writes, [h100-oob-nan](hardware-notes.md#h100-oob-nan)); chunks straddling the edge are partly filled." \
   --type float32 --dims 20,6 --strides 80 --box 8,4 --swizzle 32b --fill nan_request_zero_fma --coords 16,4
 picture element-strided "Element strides 1,2,3 (PTX ISA, tiled mode): the box of 8 × 8 × 6 reads every 2nd row and every 3rd plane, ceil(8/2) × ceil(6/3) = 8 shared rows; dimension 0 is never strided without interleave ([h100-element-stride-0](hardware-notes.md#h100-element-stride-0))." \
   --type float32 --dims 64,32,12 --strides 256,8192 --box 8,8,6 --element-strides 1,2,3 --coords 0,1,0
