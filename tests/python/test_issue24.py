@@ -89,4 +89,5 @@ def test_pip_builds_out_of_the_source_tree():
     # A build folder kept in the source tree holds the first install's paths (its isolated build
     # environment, gone afterwards), so a second `pip install .` failed; a fresh one each time builds clean.
     text = (ROOT / "pyproject.toml").read_text()
-    assert "build-dir" not in text.split("[tool.scikit-build]")[1].split("\n[")[0]
+    section = text.split("[tool.scikit-build]")[1].split("\n[")[0]
+    assert not [l for l in section.splitlines() if l.strip().startswith("build-dir")]

@@ -72,9 +72,9 @@ def test_save(tmp_path, bf16_map):
 def test_layout_errors(bf16_map):
     with pytest.raises(tmakit.MapError):
         tmakit.TensorMap.tiled(data_type="float32", dims=[64], box=[512]).layout()
-    with pytest.raises(tmakit.ModelError) as e:
-        bf16_map.layout([4, 0])  # H9
-    assert e.value.where == "coords"
+    with pytest.raises(tmakit.InputError) as e:  # 8 bytes of inner coordinate: a bad argument, named
+        bf16_map.layout([4, 0])
+    assert e.value.where == "coords" and e.value.rule == "coord.inner-align"
     with pytest.raises(tmakit.ModelError, match="128"):
         bf16_map.layout([0, 0], smem_offset=64)  # H15
     with pytest.raises(tmakit.InputError, match="max_lines"):

@@ -152,9 +152,9 @@ def test_simulate_load_errors(bf16_map):
         tmakit.simulate_load(bf16_map, t, [0])
     with pytest.raises(tmakit.MapError):
         tmakit.simulate_load(tmakit.TensorMap.tiled(data_type="float32", dims=[64], box=[512]), np.zeros(64, np.float32), [0])
-    with pytest.raises(tmakit.ModelError) as e:  # rows 16..23 lie past the tensor's bytes
+    with pytest.raises(tmakit.InputError) as e:  # a tensor smaller than its map: a shape error, not a fault
         tmakit.simulate_load(bf16_map, np.zeros((8, 256), np.uint16), [0, 16])
-    assert e.value.rule == "model.global-fault"
+    assert e.value.rule == "python.tensor-size"
     with pytest.raises(tmakit.ModelError, match="128"):  # H15
         tmakit.simulate_load(bf16_map, t, [0, 0], smem_offset=64)
     with pytest.raises(tmakit.InputError, match="smem_offset"):
