@@ -94,6 +94,16 @@ class ClusterReplay {
   std::map<int, size_t> init_fence_, cluster_arrive_, cluster_wait_;  // per CTA, the latest
   std::map<uint64_t, size_t> map_written_;                      // tensor-map address -> replace record
   std::map<std::pair<Who, uint64_t>, size_t> map_acquired_;     // (thread, map address) -> fence record
+  // Swizzled boxes that landed 128- but not swizzle-atom-aligned, by (CTA, first byte): warned
+  // (check.swizzle-phase) only when a generic ld.shared reads them. wgmma and the copy engine read
+  // by the same address bits the copy wrote with, so a box only they read is no finding.
+  struct Misphased {
+    uint32_t end, atom;
+    size_t copy;  // the tensor load's record
+    bool warned = false;
+  };
+  std::map<std::pair<int, uint32_t>, Misphased> misphased_;
+  void generic_read_of_misphased(size_t idx, int cta, uint32_t begin, uint32_t end);
 };
 
 }  // namespace tmakit::check::detail

@@ -198,14 +198,19 @@ void ClusterReplay::before_copy(size_t idx) {
     auto m = map_of_.find(idx);
     auto dst = value_of(r, site, "dstMem");
     if (op == TraceOp::tensor_load && m != map_of_.end() && dst) {
-      const uint32_t atom = swizzle_atom(maps_[m->second].map.swizzle);
-      const uint32_t off = split_shared(*dst, ranked_).offset;
-      if (atom && off % 128 == 0 && off % atom)
-        sink_.add("check.swizzle-phase", Severity::warning,
-                  "the swizzled box lands at shared offset " + std::to_string(off) + ", 128- but not " +
-                      std::to_string(atom) + "-byte aligned: the swizzle pattern follows the address bits, so its "
-                      "rows start at another phase than a reader that assumes an aligned buffer expects (no fault)",
-                  idx);
+      const tensor_map::TensorMap& map = maps_[m->second].map;
+      const uint32_t atom = swizzle_atom(map.swizzle);
+      const SharedAddress d = split_shared(*dst, ranked_);
+      if (atom && d.offset % 128 == 0 && d.offset % atom) {
+        const auto end = static_cast<uint32_t>(d.offset + map.smem_footprint());
+        std::vector<int> ctas{d.rank.value_or(w.cta)};
+        if (auto mask = value_of(r, site, "ctaMask")) {  // multicast: the same offset in each CTA
+          ctas.clear();
+          for (int rank = 0; rank < 16 && rank < ctas_; ++rank)
+            if (*mask >> rank & 1) ctas.push_back(rank);
+        }
+        for (int c : ctas) misphased_[{c, static_cast<uint32_t>(d.offset)}] = {end, atom, idx};
+      }
     }
   }
   // Copies into shared memory signal barriers: a remote one must have its init fenced.
@@ -269,6 +274,7 @@ void ClusterReplay::shared_load(size_t idx) {
   const SharedAddress a = split_shared(*addr, ranked_);
   const int cta = a.rank.value_or(w.cta);
   if (cta >= ctas_) return;
+  generic_read_of_misphased(idx, cta, static_cast<uint32_t>(a.offset), static_cast<uint32_t>(a.offset + *size));
   auto writer = engine_->in_flight_writer(cta, a.offset, a.offset + *size);
   if (!writer) return;
   const std::string bytes = "shared bytes [" + std::to_string(a.offset) + ", " + std::to_string(a.offset + *size) +
@@ -293,6 +299,25 @@ void ClusterReplay::shared_load(size_t idx) {
             "reads " + bytes + " that " + writer->desc + " is still writing: no wait completed its mbarrier's phase (" +
                 (on.empty() ? "none" : on) + ") before this read",
             idx);
+}
+
+void ClusterReplay::generic_read_of_misphased(size_t idx, int cta, uint32_t begin, uint32_t end) {
+  // The box starting at or before the read's first byte, if the read reaches into it.
+  auto it = misphased_.upper_bound({cta, begin});
+  if (it == misphased_.begin()) return;
+  --it;
+  auto& [key, box] = *it;
+  if (key.first != cta || box.end <= begin || box.warned) return;
+  box.warned = true;
+  sink_.add("check.swizzle-phase", Severity::warning,
+            "the swizzled box lands at shared offset " + std::to_string(key.second) + ", 128- but not " +
+                std::to_string(box.atom) + "-byte aligned, and an ordinary load at " +
+                site_place(t_, t_.records[idx].site) + " reads it (shared bytes [" + std::to_string(begin) + ", " +
+                std::to_string(end) + ") of CTA " + std::to_string(cta) +
+                "): the swizzle pattern follows the address bits, so its rows start at another phase than a "
+                "reader that assumes an aligned buffer expects (no fault); swizzle with the absolute address bits "
+                "as wgmma does, or align the buffer to " + std::to_string(box.atom) + " bytes",
+            box.copy);
 }
 
 void ClusterReplay::explain_fault() {
