@@ -18,13 +18,8 @@
 #include "tmakit/spec/forms.hpp"
 
 namespace tmakit::gen_device {
-namespace {
 
-using spec::OperandKind;
-
-enum class Gate { none, sm100, sm100_family };
-
-spec::Selection select(const std::string& text) {
+spec::Selection select_form(const std::string& text) {
   Diagnostics d;
   auto sel = spec::match(text, d);
   if (!sel) throw std::runtime_error("gen_device: the table has no form for " + text);
@@ -32,6 +27,12 @@ spec::Selection select(const std::string& text) {
     throw std::runtime_error("gen_device: the table refuses the combination " + text);
   return *sel;
 }
+
+namespace {
+
+using spec::OperandKind;
+
+enum class Gate { none, sm100, sm100_family };
 
 // The gate a form needs, from the table's targets: none where sm_90a takes it, TMAKIT_DEVICE_SM100
 // where any sm_100 does, TMAKIT_DEVICE_SM100_FAMILY where sm_100f does (from PTX 8.8).
@@ -189,7 +190,7 @@ DeviceFn make_fn(const Family& f, int dim, const spec::RedOp* op, const std::str
   for (const auto& s : form->slots)
     if (s.required && s.choices.size() == 1) text += s.choices[0].text;
   text += written;
-  const spec::Selection sel = select(text);
+  const spec::Selection sel = select_form(text);
   DeviceFn fn;
   fn.file = f.file;
   fn.name = f.name;
@@ -379,6 +380,8 @@ std::vector<DeviceFn> build() {
       ".im2col::w prefetch"});
   sm({"", "prefetch_im2col_w128", "tensor.prefetch", ".im2col::w::128", im, false, "", "TensorMapArg M", "", wp, {},
       ".im2col::w::128 prefetch"});
+  // ---- mbarrier.cuh ----
+  add_mbarrier_functions(v);
   return v;
 }
 

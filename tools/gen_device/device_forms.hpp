@@ -27,6 +27,7 @@ struct Exclusion {
   std::string form_id;
   std::vector<std::string> qualifiers;  // every combination holding all of these
   std::string reason;
+  std::string absent_slot = "";          // ... and leaving this slot out ("state_space": generic address)
 };
 
 // The table rows the device library claims (form ids).
@@ -35,6 +36,12 @@ std::vector<std::string_view> claimed_forms();
 const std::vector<DeviceFn>& device_functions();
 // Qualifier choices of claimed rows without a function, each with its reason.
 const std::vector<Exclusion>& exclusions();
+
+// The table's selection for a written mnemonic; throws when the table has no such form or
+// refuses the combination.
+spec::Selection select_form(const std::string& text);
+// The mbarrier functions (generated/mbarrier.cuh, mbarrier_forms.cpp), appended to `out`.
+void add_mbarrier_functions(std::vector<DeviceFn>& out);
 
 // The table's op x type pairs of a bulk reduction row, the bitwise ones grouped by width (the
 // order of the GPU engine's step codes).

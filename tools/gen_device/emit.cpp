@@ -52,13 +52,14 @@ constexpr const char* kTargetName = R"(#if defined(__CUDA_ARCH_SPECIFIC__)
 #endif
 )";
 
-std::string header(const std::string& file, const std::string& what, const std::string& includes) {
+std::string header(const std::string& file, const std::string& what, const std::string& includes,
+                   const std::string& ns = "tmakit::device") {
   std::string s = kFirstLine;
   s += what;
-  s += "#pragma once\n" + includes + "\nnamespace tmakit::device {\n\nnamespace ptx = cuda::ptx;\n";
+  s += "#pragma once\n" + includes + "\nnamespace " + ns + " {\n\nnamespace ptx = cuda::ptx;\n";
   for (const auto& fn : device_functions())
     if (fn.file == file) s += "\n" + fn.code;
-  s += "\n}  // namespace tmakit::device\n";
+  s += "\n}  // namespace " + ns + "\n";
   return s;
 }
 
@@ -94,6 +95,15 @@ std::vector<GeneratedFile> generated_files() {
                         "// where it has the form. Include tmakit/device/bulk.cuh.\n",
                         "#include <cuda/ptx>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n\n#include <cstdint>\n\n"
                         "#include \"tmakit/device/detail/operands.cuh\"\n")});
+  out.push_back({"include/tmakit/device/generated/mbarrier.cuh",
+                 header("mbarrier.cuh",
+                        "// The mbarrier forms the device library offers, one function per row and\n"
+                        "// sem / scope / state space (arrives with and without count), under cuda::ptx's\n"
+                        "// names and tag parameters in tmakit::device::forms; CCCL's cuda::ptx where it has\n"
+                        "// the form, inline PTX elsewhere. Include tmakit/device/mbarrier.cuh (its helpers\n"
+                        "// pick one of these by Scope).\n",
+                        "#include <cuda/ptx>\n\n#include <cstdint>\n\n#include \"tmakit/device/detail/operands.cuh\"\n",
+                        "tmakit::device::forms")});
   std::string sm = header("sm100.cuh",
                           "// The sm_100 forms, each compiled where the table's targets allow it\n"
                           "// (TMAKIT_DEVICE_SM100, TMAKIT_DEVICE_SM100_FAMILY: tmakit/device/target.cuh); used in a\n"
