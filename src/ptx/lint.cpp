@@ -1,6 +1,7 @@
 // The linter: module reader → instruction parser → table checks, plus operand
 // register types and two straight-line hazards (docs/lint.md).
 #include "tmakit/ptx/lint.hpp"
+#include "tmakit/ptx/step.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -83,8 +84,9 @@ class Linter {
     }
     if (!inst) return;
     operands(*inst, s, f, m);
-    checks(*inst, s, m);
-    hazards(*inst, s);
+    const Step step = decode(*inst);  // the hazards and notes read the decoded step, not qualifier text
+    checks(*inst, step, s, m);
+    hazards(step, s);
   }
 
  private:
@@ -186,7 +188,7 @@ class Linter {
   }
 
   // Target, PTX version and combination checks; notes say where the target and version come from.
-  void checks(const Instruction& inst, const Statement& s, const Module& m) {
+  void checks(const Instruction& inst, const Step& step, const Statement& s, const Module& m) {
     Diagnostics d = check(inst, *target_, *version_);
     const size_t mn_offset = s.text.find(s.mnemonic());
     for (auto& x : d) {
@@ -209,7 +211,10 @@ class Linter {
                        : "the module's `.target " + m.target_text + "` is here",
              where(std::max(m.target_line, 1), 1));
       } else if (x.rule == "ptx.ptx-version") {
-        const bool cta_dst = inst.sel.get("dst") == ".shared::cta" && inst.form().op != spec::Op::tensormap;
+        const auto* copy = std::get_if<BulkCopy>(&step.body);
+        const auto* tensor = std::get_if<TensorCopy>(&step.body);
+        const bool cta_dst = (copy && copy->dst == Space::shared_cta) ||
+                             (tensor && tensor->kind == TensorCopy::Kind::load && tensor->dst == Space::shared_cta);
         if (cta_dst && *version_ < inst.form().since)
           note("before PTX ISA " + inst.form().since.str() +
                    ", write `.shared::cluster`: an address in the executing CTA's shared memory is valid there too",
@@ -256,38 +261,52 @@ class Linter {
     }
   }
 
-  void hazards(const Instruction& inst, const Statement& s) {
-    using spec::Op;
-    const Op op = inst.op();
-    const bool bulk = op == Op::bulk_copy || op == Op::bulk_reduce || op == Op::tensor_store ||
-                      op == Op::tensor_reduce || op == Op::tensor_load;
-    if (inst.form().id == "fence.proxy.async" && inst.sel.get("state_space") != ".global") last_store_.clear();
-    if (op == Op::commit_group) {
+  void hazards(const Step& step, const Statement& s) {
+    const auto& b = step.body;
+    const std::string opcode(step.inst.form().opcode);
+    if (const auto* f = std::get_if<Fence>(&b); f && f->kind == Fence::Kind::proxy_async && f->space != Space::global)
+      last_store_.clear();
+    if (std::holds_alternative<CommitGroup>(b)) {
       ++groups_;
       for (auto& r : bulk_reads_)
         if (r.group < 0) r.group = groups_;
     }
-    if (op == Op::wait_group) {
+    if (const auto* w = std::get_if<WaitGroup>(&b)) {
       // At most N groups stay pending: the newest N (PTX-G).
-      const long n = inst.operands.empty() ? 0 : inst.operands[0].expr.offset;
+      const long n = w->n.expr.offset;
       std::erase_if(bulk_reads_, [&](const BulkRead& r) { return r.group >= 0 && r.group <= groups_ - n; });
     }
-    if (!bulk) return;
-    if (inst.sel.get("src") == ".shared::cta") {
+    // A bulk copy's shared::cta source (read through the async proxy), whether a bulk group
+    // completes it, and its shared-memory destination.
+    const Operand* src = nullptr;
+    const Operand* dst = nullptr;
+    bool bulk_group = false;
+    if (const auto* c = std::get_if<BulkCopy>(&b)) {
+      if (c->src == Space::shared_cta) src = &c->srcMem;
+      bulk_group = c->dst == Space::global;
+      if (c->dst != Space::global) dst = &c->dstMem;
+    } else if (const auto* r = std::get_if<BulkReduce>(&b)) {
+      src = &r->srcMem;
+      bulk_group = r->dst == Space::global;
+      if (r->dst != Space::global) dst = &r->dstMem;
+    } else if (const auto* t = std::get_if<TensorCopy>(&b)) {
+      if (t->kind == TensorCopy::Kind::store || t->kind == TensorCopy::Kind::reduce) src = &*t->srcMem, bulk_group = true;
+      if (t->kind == TensorCopy::Kind::load) dst = &*t->dstMem;
+    } else {
+      return;
+    }
+    if (src) {
       if (!last_store_.empty()) {
         out_.diags.warning("lint.proxy-fence",
-                           std::string(inst.form().opcode) + " reads shared memory through the async proxy after an "
+                           opcode + " reads shared memory through the async proxy after an "
                            "ordinary st.shared with no fence.proxy.async between them; it may read stale data",
                            where(s, 0));
         note("the ordinary store is here; put `fence.proxy.async.shared::cta;` after it", last_store_);
         last_store_.clear();  // one warning per store
       }
-      if (inst.sel.get("completion_mechanism") == ".bulk_group")
-        if (const Operand* src = inst.operand("srcMem")) bulk_reads_.push_back({src->expr.str(), where(s, 0), s.line});
+      if (bulk_group) bulk_reads_.push_back({src->expr.str(), where(s, 0), s.line});
     }
-    std::string_view dst = inst.sel.get("dst");
-    if (dst == ".shared::cta" || dst == ".shared::cluster")
-      if (const Operand* d = inst.operand("dstMem")) reused(d->expr.str(), s, std::string(inst.form().opcode));
+    if (dst) reused(dst->expr.str(), s, opcode);
   }
 
   std::string file_;
