@@ -7,7 +7,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${3:-$root/build/fuzz}
 mkdir -p "$out/corpus_$target"
 bin="$out/fuzz_$target"
-srcs=$(ls "$root"/src/diag.cpp "$root"/src/spec/*.cpp "$root"/src/ptx/*.cpp)
+srcs=$(ls "$root"/src/diag.cpp "$root"/src/terminal_text.cpp "$root"/src/spec/*.cpp "$root"/src/ptx/*.cpp)
 if [ "$target" = scenario ]; then
   srcs="$srcs $(ls "$root"/src/tensor_map/*.cpp "$root"/src/model/*.cpp "$root"/src/scenario/*.cpp)"
 fi
