@@ -13,6 +13,7 @@
 
 #include "open_beneath.hpp"
 #include "tmakit/scenario/scenario.hpp"
+#include "tmakit/tensor_map/json_input.hpp"
 
 namespace tmakit::scenario {
 namespace {
@@ -58,6 +59,10 @@ std::string get_string(const json& j, const std::string& where) {
 constexpr uint64_t kMaxScenarioBytes = uint64_t{64} << 20;
 // The model keeps every global allocation in host memory: 4 GiB in all.
 constexpr uint64_t kMaxGlobalBytes = uint64_t{1} << 32;
+// The most steps a program may have. Each step's work is bounded by its operands (a bulk
+// reduction of all of shared memory is the costliest, about 0.25 ms), so this bounds a
+// run's time: the programs of recorded vectors and examples have at most a few dozen.
+constexpr size_t kMaxSteps = 65536;
 
 [[noreturn]] void bad_file(const std::string& rule, const std::string& where, const std::string& message) {
   throw InputError({Severity::error, rule, message, where});
@@ -438,6 +443,12 @@ Scenario from_json(const json& j, const std::filesystem::path& dir, const LoadOp
     for (const auto& [name, v] : j["symbols"].items()) s.symbols.emplace_back(name, v);
   }
   if (!j.contains("program") || !j["program"].is_array()) bad("scenario.program", "must be an array of steps");
+  if (j["program"].size() > kMaxSteps)
+    throw InputError({Severity::error, "scenario.steps",
+                      fmt::format("the program has {} steps; a scenario may have at most {} (each step's work is "
+                                  "bounded, and so is a run's); split it into several scenarios",
+                                  j["program"].size(), kMaxSteps),
+                      "scenario.program"});
   for (size_t i = 0; i < j["program"].size(); ++i) {
     const auto& e = j["program"][i];
     std::string w = "scenario.program[" + std::to_string(i) + "]";
@@ -460,6 +471,9 @@ Scenario from_json(const json& j, const std::filesystem::path& dir, const LoadOp
   }
   if (j.contains("outputs")) {
     if (!j["outputs"].is_array()) bad("scenario.outputs", "must be an array");
+    // The outputs are copies the run holds beside the allocations: they share the budget.
+    uint64_t held = 0;
+    for (const auto& g : s.globals) held += g.bytes;
     for (size_t i = 0; i < j["outputs"].size(); ++i) {
       const auto& e = j["outputs"][i];
       std::string w = "scenario.outputs[" + std::to_string(i) + "]";
@@ -503,6 +517,13 @@ Scenario from_json(const json& j, const std::filesystem::path& dir, const LoadOp
       }
       for (const auto& prev : s.outputs)
         if (prev.name == o.name) bad(w + ".name", "output \"" + o.name + "\" is named twice");
+      held += o.bytes;
+      if (held > kMaxGlobalBytes)
+        throw InputError({Severity::error, "scenario.memory",
+                          fmt::format("the global allocations and the outputs up to this one hold {} bytes; a run holds "
+                                      "at most {} (4 GiB) in all; write fewer or smaller outputs", held,
+                                      kMaxGlobalBytes),
+                          w});
       s.outputs.push_back(std::move(o));
     }
   }
@@ -513,8 +534,8 @@ Scenario load_file(const std::filesystem::path& file, const LoadOptions& options
   const std::vector<uint8_t> text = read_regular_file(file, std::nullopt, kMaxScenarioBytes, file.string(), "scenario");
   json j;
   try {
-    j = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
+    j = parse_json_input(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()));
+  } catch (const JsonInputError& e) {
     throw InputError({Severity::error, "scenario.json", std::string("malformed JSON: ") + e.what(), file.string()});
   }
   try {
