@@ -12,8 +12,6 @@
 namespace tmakit::cli {
 namespace {
 
-constexpr uint64_t kMaxModuleBytes = uint64_t{256} << 20;  // as `tmakit lint`
-
 int run(const std::string& in, const std::string& out, const std::string& ops_name) {
   // Both names are judged before anything is read or written.
   if (out.empty() || out.back() == '/') {
@@ -35,7 +33,7 @@ int run(const std::string& in, const std::string& out, const std::string& ops_na
   std::string text;
   try {  // a regular file of bounded size (docs/security.md)
     const std::vector<uint8_t> bytes =
-        scenario::read_regular_file(in, std::nullopt, kMaxModuleBytes, in, "PTX module", "cli.file");
+        scenario::read_regular_file(in, std::nullopt, instrument::kMaxModuleBytes, in, "PTX module", "cli.file");
     text.assign(bytes.begin(), bytes.end());
   } catch (const DiagnosticError& e) {
     std::fprintf(stderr, "%s\n", tmakit::format(e.diagnostic()).c_str());
