@@ -1,5 +1,7 @@
 #include "tmakit/diag.hpp"
 
+#include "tmakit/terminal_text.hpp"
+
 namespace tmakit {
 
 const char* to_string(Severity s) {
@@ -11,11 +13,14 @@ const char* to_string(Severity s) {
   return "error";
 }
 
+// Places and messages quote inputs (names, paths, tokens): escaped, so that what is
+// printed is always one line and never a terminal's escape sequence, and long tokens
+// clipped, so that it is a short line.
 std::string format(const Diagnostic& d) {
   std::string out;
-  if (!d.where.empty()) out += d.where + ": ";
+  if (!d.where.empty()) out += terminal_line(d.where) + ": ";
   out += to_string(d.severity);
-  out += ": " + d.message;
+  out += ": " + terminal_line(d.message);
   if (!d.rule.empty()) out += " [" + d.rule + "]";
   return out;
 }

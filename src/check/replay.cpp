@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cluster.hpp"
+#include "tmakit/terminal_text.hpp"
 #include "tmakit/check/replay.hpp"
 #include "tmakit/check/names.hpp"
 
@@ -80,12 +81,20 @@ std::string to_text(const Report& r) {
   std::string out;
   int errors = 0, warnings = 0;
   for (const Finding& f : r.findings) {
-    out += place(f, r.kernel) + f.severity + ": " + f.message + who_text(f) + " [" + f.rule + "]\n";
+    // The place and message quote the trace (file names, kernel names, site texts): escaped.
+    out += terminal_line(place(f, r.kernel)) + f.severity + ": " + terminal_line(f.message) + who_text(f) + " [" +
+           f.rule + "]\n";
     errors += f.severity == "error";
     warnings += f.severity == "warning";
   }
-  if (!r.outcome_explained.empty()) out += "note: " + r.outcome_explained + "\n";
-  for (const std::string& n : r.notes) out += "note: " + n + "\n";
+  if (!r.outcome_explained.empty()) {  // its lines are the replay's own: each is escaped
+    out += "note: ";
+    for (size_t at = 0, nl; at <= r.outcome_explained.size(); at = nl + 1) {
+      nl = std::min(r.outcome_explained.find('\n', at), r.outcome_explained.size());
+      out += terminal_line(std::string_view(r.outcome_explained).substr(at, nl - at)) + "\n";
+    }
+  }
+  for (const std::string& n : r.notes) out += "note: " + terminal_line(n) + "\n";
   out += "tmakit check: " + r.outcome + "; " + std::to_string(r.records) + " records (" + std::to_string(r.holes) +
          " holes), " + std::to_string(r.replayed) + " replayed on the model, " + std::to_string(r.clusters_replayed) +
          " of " + std::to_string(r.clusters) + " clusters; " + std::to_string(errors) + " errors, " +

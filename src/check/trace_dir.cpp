@@ -7,6 +7,9 @@
 
 #include "tmakit/check/replay.hpp"
 #include "tmakit/tensor_map/json.hpp"
+#include "tmakit/tensor_map/json_input.hpp"
+#include "tmakit/spec/target.hpp"
+#include "tmakit/terminal_text.hpp"
 
 namespace tmakit::check {
 namespace {
@@ -53,9 +56,11 @@ std::array<uint32_t, 3> triple(const json& o, const char* key, const std::string
 }
 
 json parse_json(std::string_view text, const std::string& file) {
-  json j = json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded()) bad(file, "is not JSON");
-  return j;
+  try {
+    return parse_json_input(text);
+  } catch (const JsonInputError& e) {
+    bad(file, std::string("is not JSON: ") + e.what());
+  }
 }
 
 LaunchMeta parse_meta(std::string_view text) {
@@ -84,7 +89,11 @@ LaunchMeta parse_meta(std::string_view text) {
     if (!j["timeout_s"].is_number()) bad(w + ".timeout_s", "must be a number, got " + j["timeout_s"].dump());
     m.timeout_s = j["timeout_s"].get<double>();
   }
-  if (j.contains("target")) m.target = string_field(j, "target", w);
+  if (j.contains("target")) {
+    m.target = string_field(j, "target", w);
+    if (!spec::parse_target(m.target))
+      bad(w + ".target", "\"" + terminal_clip(m.target, 40) + "\" is not a target tmakit knows (sm_90a, sm_100a, ...)");
+  }
   return m;
 }
 
@@ -221,7 +230,7 @@ std::vector<instrument::Record> parse_records(std::string_view bin, const Launch
   return records;
 }
 
-std::string read_file(const std::filesystem::path& p, bool optional) {
+std::string read_file(const std::filesystem::path& p, bool optional, uint64_t max) {
   std::error_code ec;
   auto st = std::filesystem::status(p, ec);
   if (ec || !std::filesystem::exists(st)) {
@@ -230,7 +239,9 @@ std::string read_file(const std::filesystem::path& p, bool optional) {
   }
   if (!std::filesystem::is_regular_file(st)) bad(p.filename().string(), "is not a regular file");
   const auto size = std::filesystem::file_size(p, ec);
-  if (ec || size > kMaxFileBytes) bad(p.filename().string(), "is above the limit of " + std::to_string(kMaxFileBytes) + " bytes");
+  if (ec || size > max)
+    bad(p.filename().string(), "holds " + std::to_string(size) + " bytes, above the limit of " + std::to_string(max) +
+                                   " bytes for this file (docs/check-replay.md)");
   std::ifstream in(p, std::ios::binary);
   std::string s(size, '\0');
   if (!in.read(s.data(), static_cast<std::streamsize>(size))) bad(p.filename().string(), "cannot be read");
@@ -253,10 +264,10 @@ TraceDir load_trace_dir(const std::filesystem::path& dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) throw TraceError(dir.string() + ": not a trace directory");
   // One file after the other, so the first missing one is the one named.
-  const std::string meta = read_file(dir / "meta.json", false);
-  const std::string bin = read_file(dir / "trace.bin", false);
-  const std::string sites = read_file(dir / "sites.json", false);
-  const std::string maps = read_file(dir / "maps.jsonl", true);
+  const std::string meta = read_file(dir / "meta.json", false, kMaxMetaBytes);
+  const std::string bin = read_file(dir / "trace.bin", false, kMaxFileBytes);
+  const std::string sites = read_file(dir / "sites.json", false, kMaxSitesBytes);
+  const std::string maps = read_file(dir / "maps.jsonl", true, kMaxMapsBytes);
   TraceDir t = parse_trace_dir(meta, bin, sites, maps);
   t.dir = dir;
   return t;

@@ -198,6 +198,20 @@ std::vector<bool> shared_access_traced(const std::vector<ptx::Function>& fns, st
 
 Result instrument_module(std::string_view text, const std::string& file, OpSet ops) {
   Result out;
+  const size_t statements = static_cast<size_t>(std::count_if(
+      text.begin(), text.end(), [](char c) { return c == ';' || c == '{' || c == '}' || c == ':'; }));
+  if (text.size() > kMaxModuleBytes || statements > kMaxStatements) {
+    out.diags.error("instrument.size",
+                    text.size() > kMaxModuleBytes
+                        ? "the module holds " + std::to_string(text.size()) + " bytes, more than the " +
+                              std::to_string(kMaxModuleBytes) + " (64 MiB) tmakit instruments"
+                        : "the module holds " + std::to_string(statements) + " statement marks (; { } :), more than "
+                              "the " + std::to_string(kMaxStatements) + " tmakit instruments (memory is bounded by "
+                              "them); split the module",
+                    file);
+    out.status = 2;
+    return out;
+  }
   ptx::LintResult lint = ptx::lint_module(text, file);
   if (lint.unusable || lint.errors()) {
     for (auto& d : lint.diags)

@@ -11,7 +11,9 @@
 #include <charconv>
 #include <cstring>
 
+#include "open_beneath.hpp"
 #include "tmakit/scenario/scenario.hpp"
+#include "tmakit/tensor_map/json_input.hpp"
 
 namespace tmakit::scenario {
 namespace {
@@ -23,6 +25,7 @@ namespace fs = std::filesystem;
 struct Folder {
   fs::path dir;  // the scenario's folder; empty: the current folder
   bool files_anywhere = false;
+  bool offer_files_anywhere = true;  // messages may suggest --allow-files-anywhere
 };
 
 [[noreturn]] void bad(const std::string& where, const std::string& message) {
@@ -56,31 +59,28 @@ std::string get_string(const json& j, const std::string& where) {
 constexpr uint64_t kMaxScenarioBytes = uint64_t{64} << 20;
 // The model keeps every global allocation in host memory: 4 GiB in all.
 constexpr uint64_t kMaxGlobalBytes = uint64_t{1} << 32;
+// The most steps a program may have. Each step's work is bounded by its operands (a bulk
+// reduction of all of shared memory is the costliest, about 0.25 ms), so this bounds a
+// run's time: the programs of recorded vectors and examples have at most a few dozen.
+constexpr size_t kMaxSteps = 65536;
 
 [[noreturn]] void bad_file(const std::string& rule, const std::string& where, const std::string& message) {
   throw InputError({Severity::error, rule, message, where});
 }
 
-// Anything but a regular file of the right size (a device such as /dev/zero, a FIFO,
-// a folder) is refused before a byte is read, so reading is bounded whatever the path.
-}  // namespace
+// What a file that is not regular is, for the message that refuses it.
+const char* kind_of(mode_t mode) {
+  return S_ISDIR(mode) ? "a folder" : S_ISCHR(mode) || S_ISBLK(mode) ? "a device" : S_ISFIFO(mode) ? "a pipe"
+                                                                                           : "not a plain file";
+}
 
-std::vector<uint8_t> read_regular_file(const fs::path& p, std::optional<uint64_t> size, uint64_t max,
-                                       const std::string& where, const std::string& what, const std::string& rule) {
-  struct stat st{};
-  if (::stat(p.c_str(), &st) != 0)
-    bad_file(rule, where, fmt::format("cannot read {} {}: {}", what, p.string(), std::strerror(errno)));
-  if (!S_ISREG(st.st_mode))
-    bad_file(rule + "-not-regular", where,
-             fmt::format("{} {} is not a regular file ({}); only regular files are read", what, p.string(),
-                         S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
-                                                          : S_ISFIFO(st.st_mode) ? "a pipe" : "not a plain file"));
-  // O_NONBLOCK: a file swapped for a FIFO after the stat cannot block the open.
-  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0)
-    bad_file(rule, where, fmt::format("cannot read {} {}: {}", what, p.string(), std::strerror(errno)));
+// Reads the open file `fd` (closed here) after checking it is regular and its size; `p`
+// names it in messages.
+std::vector<uint8_t> read_open_file(int fd, const fs::path& p, std::optional<uint64_t> size, uint64_t max,
+                                    const std::string& where, const std::string& what, const std::string& rule) {
   std::vector<uint8_t> bytes;
   try {
+    struct stat st{};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
       bad_file(rule + "-not-regular", where, fmt::format("{} {} is not a regular file", what, p.string()));
     const auto n = static_cast<uint64_t>(st.st_size);
@@ -109,32 +109,80 @@ std::vector<uint8_t> read_regular_file(const fs::path& p, std::optional<uint64_t
   return bytes;
 }
 
+}  // namespace
+
+// Anything but a regular file of the right size (a device such as /dev/zero, a FIFO,
+// a folder) is refused before a byte is read, so reading is bounded whatever the path.
+std::vector<uint8_t> read_regular_file(const fs::path& p, std::optional<uint64_t> size, uint64_t max,
+                                       const std::string& where, const std::string& what, const std::string& rule) {
+  struct stat st{};
+  if (::stat(p.c_str(), &st) != 0)
+    bad_file(rule, where, fmt::format("cannot read {} {}: {}", what, p.string(), std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    bad_file(rule + "-not-regular", where,
+             fmt::format("{} {} is not a regular file ({}); only regular files are read", what, p.string(),
+                         kind_of(st.st_mode)));
+  // O_NONBLOCK: a file swapped for a FIFO after the stat cannot block the open.
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    bad_file(rule, where, fmt::format("cannot read {} {}: {}", what, p.string(), std::strerror(errno)));
+  return read_open_file(fd, p, size, max, where, what, rule);
+}
+
 namespace {
 
-// `init: {"file": F}`: F relative to the scenario's folder and inside it, symlinks
-// resolved first, so a scenario that travels cannot read what its folder does not hold
-// (docs/security.md). `files_anywhere` (tmakit run --allow-files-anywhere) lifts that.
-fs::path init_file_path(const std::string& name, const Folder& folder, const std::string& where) {
-  if (name.empty()) bad(where, "must name a file, got \"\"");
-  const fs::path p(name);
-  if (folder.files_anywhere) return p.is_absolute() ? p : folder.dir / p;
-  std::error_code ec;
-  const fs::path root = fs::canonical(folder.dir.empty() ? fs::path(".") : folder.dir, ec);
-  if (ec)
-    bad_file("scenario.file", where, fmt::format("cannot resolve the scenario's folder {}: {}", folder.dir.string(),
-                                                 ec.message()));
-  if (p.is_absolute())
+// `init: {"file": F}` with the folder rule: F relative to the scenario's folder, opened
+// beneath that folder's descriptor (open_beneath.hpp), so the check and the open are one
+// step and a path component swapped for a symlink in between cannot lead out
+// (docs/security.md). `tmakit run --allow-files-anywhere` reads by plain path instead.
+std::vector<uint8_t> read_confined_file(const std::string& name, const Folder& f, std::optional<uint64_t> size,
+                                        uint64_t max, const std::string& where) {
+  const fs::path folder = f.dir.empty() ? fs::path(".") : f.dir;
+  const fs::path shown = folder / name;
+  const std::string lift = f.offer_files_anywhere ? " (or run with --allow-files-anywhere)" : "";
+  auto outside = [&](const std::string& how) {
     bad_file("scenario.file-outside", where,
-             fmt::format("\"{}\" is an absolute path; name the file relative to the scenario's folder {} (or run "
-                         "with --allow-files-anywhere)", name, root.string()));
-  const fs::path resolved = fs::weakly_canonical(root / p, ec);
-  if (ec) bad_file("scenario.file", where, fmt::format("cannot resolve \"{}\": {}", name, ec.message()));
-  const auto [end, _] = std::mismatch(root.begin(), root.end(), resolved.begin(), resolved.end());
-  if (end != root.end() || resolved == root)
+             fmt::format("\"{}\" {}, outside the scenario's folder {}; keep data files beside the scenario{}", name,
+                         how, folder.string(), lift));
+  };
+  if (fs::path(name).is_absolute())
     bad_file("scenario.file-outside", where,
-             fmt::format("\"{}\" resolves to {}, outside the scenario's folder {}; keep data files beside the "
-                         "scenario (or run with --allow-files-anywhere)", name, resolved.string(), root.string()));
-  return resolved;
+             fmt::format("\"{}\" is an absolute path; name the file relative to the scenario's folder {}{}", name,
+                         folder.string(), lift));
+  const int root = ::open(folder.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    bad_file("scenario.file", where, fmt::format("cannot open the scenario's folder {}: {}", folder.string(),
+                                                 std::strerror(errno)));
+  // First without opening for reading (opening a device can have effects), then for
+  // reading: both beneath the folder, and both must be the same file.
+  struct stat first{}, second{};
+  int fd = open_beneath(root, name, O_PATH);
+  if (fd >= 0 && (::fstat(fd, &first) != 0 || !S_ISREG(first.st_mode))) {
+    ::close(fd);
+    ::close(root);
+    bad_file("scenario.file-not-regular", where,
+             fmt::format("file {} is not a regular file ({}); only regular files are read", shown.string(),
+                         kind_of(first.st_mode)));
+  }
+  if (fd >= 0) {
+    ::close(fd);
+    fd = open_beneath(root, name, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+    if (fd >= 0 && (::fstat(fd, &second) != 0 || second.st_dev != first.st_dev || second.st_ino != first.st_ino)) {
+      ::close(fd);
+      fd = -EAGAIN;
+    }
+  }
+  ::close(root);
+  if (fd == -EXDEV) {  // where it leads, as far as the name says now (for the message only)
+    std::error_code ec;
+    const fs::path resolved = fs::weakly_canonical(fs::absolute(shown, ec), ec);
+    outside(ec ? "leads out of the folder (a .. too many, or a symlink that leaves it or is absolute)"
+               : "resolves to " + resolved.string());
+  }
+  if (fd == -ELOOP) outside("passes through a symlink, which this system cannot follow safely (no openat2)");
+  if (fd == -EAGAIN) bad_file("scenario.file", where, fmt::format("file {} changed while it was opened", shown.string()));
+  if (fd < 0) bad_file("scenario.file", where, fmt::format("cannot read file {}: {}", shown.string(), std::strerror(-fd)));
+  return read_open_file(fd, shown, size, max, where, "file", "scenario.file");
 }
 
 // `size`: the region's size when known (the file must hold exactly that); `max`: the
@@ -148,7 +196,13 @@ Init parse_init(const json& j, const std::string& where, const Folder& folder, s
   if (key == "file") {
     init.kind = Init::Kind::file;
     const std::string name = get_string(v, where + ".file");
-    init.bytes = read_regular_file(init_file_path(name, folder, where + ".file"), size, max, where + ".file", "file");
+    if (name.empty()) bad(where + ".file", "must name a file, got \"\"");
+    if (folder.files_anywhere) {
+      const fs::path p(name);
+      init.bytes = read_regular_file(p.is_absolute() ? p : folder.dir / p, size, max, where + ".file", "file");
+    } else {
+      init.bytes = read_confined_file(name, folder, size, max, where + ".file");
+    }
   } else if (key == "byte") {
     init.kind = Init::Kind::byte;
     init.byte = static_cast<uint8_t>(get_uint(v, where + ".byte", 255));
@@ -300,7 +354,7 @@ model::LibCall parse_call(const json& e, const std::string& w) {
 }  // namespace
 
 Scenario from_json(const json& j, const std::filesystem::path& dir, const LoadOptions& options) {
-  const Folder folder{dir, options.files_anywhere};
+  const Folder folder{dir, options.files_anywhere, options.offer_files_anywhere};
   Scenario s;
   only_keys(j, "scenario", {"format", "target", "ptx_version", "cluster", "shared_bytes", "global", "shared_init",
                             "tensor_maps", "symbols", "program", "outputs", "comment"});
@@ -389,6 +443,12 @@ Scenario from_json(const json& j, const std::filesystem::path& dir, const LoadOp
     for (const auto& [name, v] : j["symbols"].items()) s.symbols.emplace_back(name, v);
   }
   if (!j.contains("program") || !j["program"].is_array()) bad("scenario.program", "must be an array of steps");
+  if (j["program"].size() > kMaxSteps)
+    throw InputError({Severity::error, "scenario.steps",
+                      fmt::format("the program has {} steps; a scenario may have at most {} (each step's work is "
+                                  "bounded, and so is a run's); split it into several scenarios",
+                                  j["program"].size(), kMaxSteps),
+                      "scenario.program"});
   for (size_t i = 0; i < j["program"].size(); ++i) {
     const auto& e = j["program"][i];
     std::string w = "scenario.program[" + std::to_string(i) + "]";
@@ -411,6 +471,9 @@ Scenario from_json(const json& j, const std::filesystem::path& dir, const LoadOp
   }
   if (j.contains("outputs")) {
     if (!j["outputs"].is_array()) bad("scenario.outputs", "must be an array");
+    // The outputs are copies the run holds beside the allocations: they share the budget.
+    uint64_t held = 0;
+    for (const auto& g : s.globals) held += g.bytes;
     for (size_t i = 0; i < j["outputs"].size(); ++i) {
       const auto& e = j["outputs"][i];
       std::string w = "scenario.outputs[" + std::to_string(i) + "]";
@@ -454,6 +517,13 @@ Scenario from_json(const json& j, const std::filesystem::path& dir, const LoadOp
       }
       for (const auto& prev : s.outputs)
         if (prev.name == o.name) bad(w + ".name", "output \"" + o.name + "\" is named twice");
+      held += o.bytes;
+      if (held > kMaxGlobalBytes)
+        throw InputError({Severity::error, "scenario.memory",
+                          fmt::format("the global allocations and the outputs up to this one hold {} bytes; a run holds "
+                                      "at most {} (4 GiB) in all; write fewer or smaller outputs", held,
+                                      kMaxGlobalBytes),
+                          w});
       s.outputs.push_back(std::move(o));
     }
   }
@@ -464,8 +534,8 @@ Scenario load_file(const std::filesystem::path& file, const LoadOptions& options
   const std::vector<uint8_t> text = read_regular_file(file, std::nullopt, kMaxScenarioBytes, file.string(), "scenario");
   json j;
   try {
-    j = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
+    j = parse_json_input(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()));
+  } catch (const JsonInputError& e) {
     throw InputError({Severity::error, "scenario.json", std::string("malformed JSON: ") + e.what(), file.string()});
   }
   try {

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -39,16 +40,17 @@ bool is_root_process() {
 }
 
 // Writes all of `s` to fd (a log line in one write, so records of several
-// processes appending to one O_APPEND file never interleave).
-void write_all(int fd, const std::string& s) {
+// processes appending to one O_APPEND file never interleave): 0, or the error.
+int write_all(int fd, const std::string& s) {
   const char* p = s.data();
   size_t left = s.size();
   while (left > 0) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
+    if (n <= 0) return n == 0 ? EIO : errno;
     p += n, left -= static_cast<size_t>(n);
   }
+  return 0;
 }
 
 std::string utc_now() {
@@ -95,10 +97,8 @@ class Session {
     const char* log = std::getenv(kEnvLog);
     if (log != nullptr && *log != '\0') {
       log_path_ = log;
-      log_fd_ = ::open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-      if (log_fd_ < 0)
-        write_all(2, fmt::format("tmakit watch: cannot open the log {}: {}; going on without it\n", log,
-                                 std::strerror(errno)));
+      log_fd_ = ::open(log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (log_fd_ < 0) log_error_ = errno;  // said in the summary, which ends the process with status 2
     }
     strict_ = env_flag(kEnvStrict);
     quiet_ = env_flag(kEnvQuiet);
@@ -120,6 +120,8 @@ class Session {
                      s->counters_ = {};  // the child's summary counts the child's calls
                      s->distinct_.clear();
                      s->root_ = false;
+                     s->log_lost_ = 0;  // the child's own records; a log it cannot open stays an error
+                     if (s->log_fd_ >= 0) s->log_error_ = 0;
                      s->pid_ = static_cast<int>(getpid());
                    });
   }
@@ -150,11 +152,12 @@ class Session {
     return finish(Entry::replace_address, via, tensor_map, driver_result, capture_replace(known, tensor_map, address));
   }
 
-  void summary() {
+  // Says the summary; false when the log could not be written in full (said here too).
+  bool summary() {
     std::lock_guard lock(mutex_);
     const Counters& c = counters_;
-    if (log_fd_ >= 0)
-      write_all(log_fd_, nlohmann::json{{"kind", "summary"},
+    if (!log_path_.empty())
+      log(nlohmann::json{{"kind", "summary"},
                                         {"pid", pid_},
                                         {"calls", c.calls},
                                         {"encodes", c.encodes},
@@ -165,12 +168,16 @@ class Session {
                                         {"flagged", c.flagged},
                                         {"disagreements", c.disagreements},
                                         {"driver_errors", c.driver_errors},
-                                        {"strict_refused", c.strict_refused}}
-                                 .dump() +
-                             "\n");
-    if (quiet_ && c.disagreements == 0) return;
-    if (c.calls == 0 && !root_) return;
+                         {"strict_refused", c.strict_refused}}
+              .dump() +
+          "\n");
+    if (log_error_ != 0)
+      write_all(2, fmt::format("tmakit watch: pid {}: error: the log {} could not be written ({} record{} lost): {}; "
+                               "the run ends with status 2 [watch.log]\n",
+                               getpid(), log_path_, log_lost_, log_lost_ == 1 ? "" : "s", std::strerror(log_error_)));
+    if ((quiet_ && c.disagreements == 0) || (c.calls == 0 && !root_)) return log_error_ == 0;
     write_all(2, summary_line(c));
+    return log_error_ == 0;
   }
 
   static std::atomic<Session*> created_;
@@ -192,7 +199,7 @@ class Session {
     const uint64_t index = counters_.calls++;
     count(entry, c.map.has_value(), hash, j);
     const bool speak = j.verdict != Verdict::ok && !(quiet_ && j.verdict == Verdict::flagged);
-    if (!speak && log_fd_ < 0) return returned;
+    if (!speak && log_path_.empty()) return returned;
     CallRecord r;
     r.index = index;
     r.pid = pid_;
@@ -209,7 +216,7 @@ class Session {
     r.descriptor = descriptor;
     const std::string site = current_call_site();
     if (speak) r.call_site = nlohmann::json::parse(site);
-    if (log_fd_ >= 0) write_all(log_fd_, to_line(r, judged_text(r), site) + "\n");
+    if (!log_path_.empty()) log(to_line(r, judged_text(r), site) + "\n");
     if (speak) write_all(2, explain(r, log_path_));
     return returned;
   }
@@ -274,8 +281,16 @@ class Session {
                                 c.disagreements, c.disagreements == 1 ? "" : "s");
     if (c.driver_errors) s += fmt::format(", {} other driver error{}", c.driver_errors, c.driver_errors == 1 ? "" : "s");
     if (c.strict_refused) s += fmt::format(", {} refused by --strict", c.strict_refused);
-    if (!log_path_.empty()) s += "; log: " + log_path_;
+    if (!log_path_.empty() && log_error_ == 0) s += "; log: " + log_path_;
     return s + "\n";
+  }
+
+  // One record to the log; the first error is kept, and every record lost is counted.
+  void log(const std::string& line) {
+    const int err = log_fd_ < 0 ? 0 : write_all(log_fd_, line);
+    if (log_fd_ >= 0 && err == 0) return;
+    if (log_error_ == 0) log_error_ = err;
+    ++log_lost_;
   }
 
   static constexpr size_t kMaxDistinct = 1 << 20;
@@ -285,6 +300,8 @@ class Session {
   std::mutex mutex_;
   std::string log_path_;
   int log_fd_ = -1;
+  int log_error_ = 0;  // the first error writing the log (or opening it)
+  uint64_t log_lost_ = 0;
   bool strict_ = false, quiet_ = false, root_ = false;
   std::string target_text_;
   spec::Target target_{};
@@ -317,7 +334,12 @@ Session* session() {
 __attribute__((destructor)) void at_exit() {
   try {
     if (Session* s = Session::existing()) {
-      s->summary();
+      if (!s->summary()) {
+        // A log that was asked for and is incomplete fails the run (docs/watch.md): the
+        // program's own output is flushed first, then the status is 2.
+        std::fflush(nullptr);
+        ::_exit(2);
+      }
     } else if (is_root_process() && !env_flag(kEnvQuiet)) {
       write_all(2, fmt::format("tmakit watch: pid {}: no tensor-map calls\n", getpid()));
     }

@@ -67,4 +67,30 @@ TEST(CheckCli, ExitStatusesAndOutput) {
   EXPECT_NE(r.err.find("[check.trace-dir]"), std::string::npos) << r.err;
 }
 
+// Inputs within the old limits that broke the replay (issue 25): a 40 MiB site table (its
+// parsed value took gigabytes, and a bad_alloc in the parser aborted the process) is refused
+// by its size; a target tmakit does not know is refused by name.
+TEST(CheckCli, TraceFilesAreBoundedAndTheirTargetKnown) {
+  const fs::path root = fs::path(TMAKIT_BINARY_DIR) / "test_check_cli_bounds";
+  fs::remove_all(root);
+  Trace t;
+  t.rec(10, 0, 0, {{"addr", {kBar}}, {"count", {1}}});
+  t.meta()["target"] = "sm_9999";
+  t.write(root / "target");
+  CliRun r = tmakit_check("--replay " + (root / "target").string());
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("meta.json.target: \"sm_9999\" is not a target"), std::string::npos) << r.err;
+  t.meta()["target"] = "sm_90a";
+  t.write(root / "big");
+  {  // the same table, padded with white space past 32 MiB
+    std::ofstream(root / "big" / "sites.json", std::ios::app) << std::string((32u << 20) + 1, ' ');
+  }
+  r = tmakit_check("--replay " + (root / "big").string());
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("sites.json: holds "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("above the limit of 33554432 bytes"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[check.trace-dir]"), std::string::npos) << r.err;
+  fs::remove_all(root);
+}
+
 }  // namespace

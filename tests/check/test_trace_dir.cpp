@@ -42,7 +42,12 @@ TEST(CheckTraceDir, MetaErrorsNameTheField) {
     edit(j);
     return refusal(j.dump(), bin, sites, maps);
   };
-  EXPECT_EQ(refusal("{", bin, sites, maps), "meta.json: is not JSON");
+  EXPECT_EQ(refusal("{", bin, sites, maps).rfind("meta.json: is not JSON: ", 0), 0u);
+  // A key twice is refused (it used to take the last value), and so is a target tmakit does not know.
+  EXPECT_EQ(refusal(t.meta_text().substr(0, t.meta_text().rfind('}')) + ", \"kernel\": \"other\"}", bin, sites, maps),
+            "meta.json: is not JSON: at /kernel: the key \"kernel\" appears twice in one object; write each key once");
+  EXPECT_EQ(meta([](auto& j) { j["target"] = "sm_9999"; }),
+            "meta.json.target: \"sm_9999\" is not a target tmakit knows (sm_90a, sm_100a, ...)");
   EXPECT_EQ(meta([](auto& j) { j["format"] = "tmakit-trace/2"; }),
             "meta.json.format: must be \"tmakit-trace/1\", got \"tmakit-trace/2\"");
   EXPECT_EQ(meta([](auto& j) { j.erase("kernel"); }), "meta.json.kernel: missing");
@@ -99,7 +104,7 @@ TEST(CheckTraceDir, SiteTableErrorsNameTheSiteAndField) {
 TEST(CheckTraceDir, MapLogErrorsNameTheLine) {
   Trace t = good();
   const std::string meta = t.meta_text(), bin = t.bin(), sites = t.sites_text();
-  EXPECT_EQ(refusal(meta, bin, sites, t.maps_text() + "not json\n"), "maps.jsonl:2: is not JSON");
+  EXPECT_EQ(refusal(meta, bin, sites, t.maps_text() + "not json\n").rfind("maps.jsonl:2: is not JSON: ", 0), 0u);
   nlohmann::json line = nlohmann::json::parse(t.maps_text());
   line["descriptor"] = "abcd";
   EXPECT_EQ(refusal(meta, bin, sites, line.dump()), "maps.jsonl:1.descriptor: must be 256 hex digits (128 bytes), got 4");

@@ -76,11 +76,19 @@ TEST(LayoutCli, OutputIsWrittenWholeAndNeverThroughASymlink) {
   // Links planted at the name and at the temporary name the tool once used (FILE.tmp).
   fs::create_symlink(victim, dir.path / "a.svg.tmp");
   fs::create_symlink(victim2, out);
+  // A link at the name is neither followed nor replaced: refused, left as it is.
   Ran r = layout(kMap + " -o " + quote(out.string()));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("is a symbolic link"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[cli.output-exists]"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::is_symlink(out));
+  EXPECT_EQ(read_file(victim2), "precious");
+  // A regular file at the name is replaced whole; the link at FILE.tmp is not followed.
+  fs::remove(out);
+  std::ofstream(out) << "an older picture";
+  r = layout(kMap + " -o " + quote(out.string()));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(read_file(victim), "precious");
-  EXPECT_EQ(read_file(victim2), "precious");
-  EXPECT_FALSE(fs::is_symlink(out));  // the link itself was replaced
   EXPECT_NO_THROW(parse_xml(read_file(out)));
   size_t entries = 0;
   for (const auto& e : fs::directory_iterator(dir.path)) entries += e.path().filename().string()[0] == '.';

@@ -1,8 +1,8 @@
 // `tmakit run -o DIR` writes all of a run's outputs or none (docs/security.md):
 // through a fresh temporary folder beside DIR renamed into place, never following a
 // symlink, never leaving part of a run behind on a full disk; DIR is new, empty or an
-// earlier run's outputs, and is replaced as a whole. And `init` files stay in the
-// scenario's folder unless --allow-files-anywhere is given.
+// earlier run's outputs (its .tmakit-outputs lists them), and is replaced as a whole.
+// And `init` files stay in the scenario's folder unless --allow-files-anywhere is given.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,7 +83,8 @@ TEST_F(RunOutputs, ANewFolderGetsEveryOutputAndNothingElse) {
   const fs::path out = dir_ / "a" / "out";
   Ran r = tmakit("run " + q(scenario()) + " -o " + q(out));
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(names_in(out), (std::set<std::string>{"small.bin", "big.bin"}));
+  EXPECT_EQ(names_in(out), (std::set<std::string>{"small.bin", "big.bin", ".tmakit-outputs"}));
+  EXPECT_EQ(slurp(out / ".tmakit-outputs"), "small.bin\nbig.bin\n");  // what tmakit wrote, so may replace
   EXPECT_EQ(slurp(out / "big.bin").size(), 8192u);
   EXPECT_EQ(slurp(out / "small.bin"), slurp(out / "big.bin").substr(0, 16));
   EXPECT_EQ(names_in(dir_ / "a"), std::set<std::string>{"out"});  // no temporary folder left
@@ -95,13 +96,13 @@ TEST_F(RunOutputs, AnEarlierRunsFolderIsReplacedAsAWhole) {
   // The second run writes only "small": the stale big.bin of the first run goes.
   Ran r = tmakit("run " + q(scenario({"small"}, {{"byte", 5}})) + " -o " + q(out));
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(names_in(out), std::set<std::string>{"small.bin"});
+  EXPECT_EQ(names_in(out), (std::set<std::string>{"small.bin", ".tmakit-outputs"}));
   EXPECT_EQ(slurp(out / "small.bin"), std::string(16, '\x05'));
   EXPECT_EQ(names_in(dir_), (std::set<std::string>{"out", "scen", "t"}));
   // An empty folder is fine too.
   fs::create_directories(dir_ / "empty");
   EXPECT_EQ(tmakit("run " + q(scenario()) + " -o " + q(dir_ / "empty/")).rc, 0);
-  EXPECT_EQ(names_in(dir_ / "empty"), (std::set<std::string>{"small.bin", "big.bin"}));
+  EXPECT_EQ(names_in(dir_ / "empty"), (std::set<std::string>{"small.bin", "big.bin", ".tmakit-outputs"}));
 }
 
 TEST_F(RunOutputs, AFolderHoldingOtherFilesIsRefusedUntouched) {

@@ -126,6 +126,26 @@ TEST_F(CheckPtxas, WithoutCheckEverythingPassesThrough) {
   EXPECT_EQ(read_file(dir_ / "o"), std::string("\x7f" "ELF") + read_file(kModule));
 }
 
+// Looking for Triton's ptxas, the wrapper runs its parent's Python interpreter: from an
+// argument vector, so a path holding quotes and a command runs nothing. The "interpreter"
+// here is a copy of /bin/sh named python in a folder whose name would break out of quotes.
+TEST_F(CheckPtxas, TheParentInterpretersPathRunsNoShell) {
+  const fs::path odd = dir_ / "x'; touch INJECTED; '";
+  fs::create_directories(odd);
+  fs::copy_file("/bin/sh", odd / "python");
+  fs::create_directories(dir_ / "bin");
+  fs::copy_file(fake_, dir_ / "bin" / "ptxas");
+  std::ofstream(dir_ / "run.sh") << "cd \"" << dir_.string() << "\" && env -u TMAKIT_REAL_PTXAS PATH=\""
+                                 << (dir_ / "bin").string() << ":/usr/bin:/bin\" \"" << (odd / "python").string()
+                                 << "\" -c '\"$0\" --version; true' " PTXAS_WRAPPER "\n";
+  std::string err;
+  EXPECT_EQ(sh("sh " + (dir_ / "run.sh").string(), &err), 0) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "INJECTED"));
+  EXPECT_FALSE(fs::exists(odd / "INJECTED"));
+  ASSERT_EQ(calls().size(), 1u) << err;  // the ptxas on PATH still ran
+  EXPECT_EQ(calls()[0], "--version");
+}
+
 TEST_F(CheckPtxas, TheToolkitsPtxasAcceptsTheModuleId) {
   const fs::path ptxas = "/usr/local/cuda/bin/ptxas";
   if (!fs::exists(ptxas)) GTEST_SKIP() << "no CUDA toolkit ptxas here";

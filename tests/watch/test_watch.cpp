@@ -468,6 +468,28 @@ TEST_F(Watch, TheCommandGetsItsArgumentsAndGivesItsStatus) {
   EXPECT_EQ(status.status, 7);
 }
 
+// A log that cannot be written is an error that fails the run, not a summary naming an
+// empty log: here a file-size limit of 0 makes every write of the log fail (EFBIG, with
+// SIGXFSZ ignored); stderr goes to a pipe, which the limit does not touch.
+TEST_F(Watch, AFailedLogWriteFailsTheRun) {
+  const fs::path log = dir_ / "log.jsonl";
+  const std::string cmd = "trap '' XFSZ; ulimit -f 0; env LD_LIBRARY_PATH=" STAND_IN_DIR " TMAKIT_STAND_IN_VERDICTS=" +
+                          kVerdicts + " TMAKIT_WATCH_LIBRARY=" WATCH_LIBRARY " " TMAKIT_CLI " watch --log " +
+                          log.string() + " -- " WATCH_PROBE " linked replay " + kVerdicts + " 0 5 2>&1 >/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string err;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) err.append(buf, n);
+  const int s = ::pclose(p);
+  EXPECT_EQ(WIFEXITED(s) ? WEXITSTATUS(s) : -1, 2) << err;
+  EXPECT_NE(err.find("error: the log " + log.string() + " could not be written (6 records lost)"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("[watch.log]"), std::string::npos) << err;
+  EXPECT_EQ(err.find("; log: "), std::string::npos) << err;  // the summary does not name the log as if it held it
+  EXPECT_EQ(read_file(log), "");
+}
+
 TEST_F(Watch, BadUsageIsRefusedBeforeAnythingRuns) {
   Outcome none = run("", true, "--");
   EXPECT_EQ(none.status, 2);

@@ -14,6 +14,7 @@
 // Invoked as `ptxas-blackwell` (a link), it stands for Triton's ptxas-blackwell (sm_100 and up).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,22 +41,45 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
-// Triton's bundled tool, from the interpreter of the Python process that runs us.
+// Triton's bundled tool, from the interpreter of the Python process that runs us. The
+// interpreter runs from an argument vector (no shell: its path may hold any character),
+// without LD_PRELOAD (the watch library has nothing to do there); the tool's name is
+// passed as an argument too, never spliced into the script.
 fs::path triton_bundled(const std::string& tool) {
   std::error_code ec;
   const fs::path python = fs::read_symlink(fmt::format("/proc/{}/exe", getppid()), ec);
   if (ec || python.filename().string().find("python") == std::string::npos) return {};
-  const std::string cmd = fmt::format(
-      "env -u LD_PRELOAD '{}' -c \"import importlib.util as u, os; s = u.find_spec('triton'); "
-      "print(os.path.join(os.path.dirname(s.origin), 'backends', 'nvidia', 'bin', '{}') if s else '')\" 2>/dev/null",
-      python.string(), tool);
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return {};
-  char buf[4096] = {};
-  std::string out = fgets(buf, sizeof buf, p) ? buf : "";
-  pclose(p);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return {};
+  const pid_t pid = fork();
+  if (pid < 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return {};
+  }
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) ::dup2(null, 2);
+    ::unsetenv("LD_PRELOAD");
+    const char* script =
+        "import importlib.util as u, os, sys; s = u.find_spec('triton'); "
+        "print(os.path.join(os.path.dirname(s.origin), 'backends', 'nvidia', 'bin', sys.argv[1]) if s else '')";
+    execl(python.c_str(), python.c_str(), "-c", script, tool.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
+    if (n > 0 && text.size() < 4096) text.append(buf, static_cast<size_t>(n));  // one path; the rest is drained
+  ::close(out[0]);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return {};
+  text = text.substr(0, text.find('\n'));
+  return text;
 }
 
 fs::path real_ptxas(bool blackwell) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "generate.hpp"
@@ -41,18 +42,39 @@ std::optional<PtxasLine> parse_ptxas(const std::string& s) {
   return p;
 }
 
+// ptxas on `text`, from an argument vector (no shell: the paths may hold any character),
+// its output and error read together; the input goes to a fresh file (mkstemps, never a
+// name planted in /tmp).
 std::pair<int, std::vector<std::string>> run_ptxas(const std::string& ptxas, const std::string& target,
                                                    const std::string& text) {
-  const std::string file = "/tmp/lintfuzz-" + std::to_string(getpid()) + ".ptx";
-  std::ofstream(file) << text;
-  std::string cmd = ptxas + " -arch=" + target + " " + file + " -o /dev/null 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::vector<std::string> out;
+  std::string file = "/tmp/lintfuzz-XXXXXX.ptx";
+  const int in = ::mkstemps(file.data(), 4);
+  if (in < 0) return {-1, {}};
+  std::FILE* f = ::fdopen(in, "w");
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  int out[2];
+  if (::pipe(out) != 0) return std::remove(file.c_str()), std::pair<int, std::vector<std::string>>{-1, {}};
+  const std::string arch = "-arch=" + target;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::dup2(out[1], 2);
+    ::close(out[0]);
+    ::close(out[1]);
+    ::execlp(ptxas.c_str(), ptxas.c_str(), arch.c_str(), file.c_str(), "-o", "/dev/null", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  std::vector<std::string> lines;
+  std::FILE* p = ::fdopen(out[0], "r");
   char buf[4096];
-  while (p && fgets(buf, sizeof buf, p)) out.emplace_back(buf);
-  int rc = p ? pclose(p) : -1;
+  while (p && std::fgets(buf, sizeof buf, p)) lines.emplace_back(buf);
+  if (p) std::fclose(p);
+  int status = -1;
+  if (pid > 0) ::waitpid(pid, &status, 0);
   std::remove(file.c_str());
-  return {rc, out};
+  return {status, lines};
 }
 
 // ptxas's verdict on each line. One call covers many lines, since ptxas names the line of each

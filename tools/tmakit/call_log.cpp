@@ -9,6 +9,7 @@
 #include <set>
 
 #include "tmakit/diag.hpp"
+#include "tmakit/tensor_map/json_input.hpp"
 
 namespace tmakit::cli {
 namespace {
@@ -53,8 +54,12 @@ void read_call_log(const std::string& file, const std::function<void(const Logge
     if (!in && line.empty()) break;
     const std::string where = fmt::format("{}:{}", file, n);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // a blank line
-    json rec = json::parse(line, nullptr, false);
-    if (rec.is_discarded()) bad_line(where, "not a JSON object (malformed JSON)");
+    json rec;
+    try {
+      rec = parse_json_input(line);
+    } catch (const JsonInputError& e) {
+      bad_line(where, std::string("not a JSON object (malformed JSON: ") + e.what() + ")");
+    }
     if (!rec.is_object()) bad_line(where, fmt::format("expected a JSON object, got {}", rec.type_name()));
     if (!rec.contains("kind") || !rec["kind"].is_string()) bad_line(where, "a record needs a string \"kind\"");
     if (rec["kind"] != "call") continue;  // summaries and other kinds

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "numbers.hpp"
 #include "watch_launch.hpp"
 
 namespace tmakit::cli {
@@ -28,8 +29,9 @@ namespace fs = std::filesystem;
 
 struct CheckOptions {
   double timeout = 10;
-  uint64_t launches = 0;  // checked launches per kernel; 0: all
-  uint64_t capacity = 1 << 18;  // records in the trace buffer (128 bytes each)
+  // Numbers as typed, read exactly (numbers.hpp): CLI11 would wrap "-1" to 2^64 - 1.
+  std::string launches = "0";  // checked launches per kernel; 0: all
+  std::string capacity = "262144";  // records in the trace buffer (128 bytes each)
   std::string log, save_trace, replay, target = "sm_90a";
   bool quiet = false, json = false;
 };
@@ -125,6 +127,14 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
                        "tmakit check --replay DIR)\n");
     return 2;
   }
+  uint64_t launches = 0, capacity = 0;
+  try {
+    launches = parse_integer<uint64_t>("--launches", o.launches);
+    capacity = parse_integer<uint64_t>("--capacity", o.capacity, Range{1024, uint64_t{1} << 26});
+  } catch (const DiagnosticError& e) {
+    fmt::print(stderr, "tmakit check: {}\n", format(e.diagnostic()));
+    return 2;
+  }
   if (!(o.timeout > 0) || o.timeout > 86400) {
     fmt::print(stderr, "tmakit check: --timeout: error: {} is not a number of seconds in (0, 86400]\n", o.timeout);
     return 2;
@@ -145,16 +155,19 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
   if (!set_preload_environment("check", {.log = log, .quiet = o.quiet, .target = o.target})) return give_up();
   if (!o.save_trace.empty()) {
     fs::create_directories(o.save_trace, ec);
-    if (!fs::is_directory(o.save_trace)) {
-      fmt::print(stderr, "tmakit check: --save-trace: error: cannot create the folder {}\n", o.save_trace);
+    if (!fs::is_directory(o.save_trace) || ::access(o.save_trace.c_str(), W_OK | X_OK) != 0) {
+      const std::string why = ec ? ec.message() : !fs::is_directory(o.save_trace) ? "it is not a folder"
+                                                                                 : std::strerror(errno);
+      fmt::print(stderr, "tmakit check: --save-trace: error: cannot write traces to the folder {}: {}; name a folder "
+                         "you can write [cli.output]\n", o.save_trace, why);
       return give_up();
     }
     setenv("TMAKIT_CHECK_SAVE", fs::absolute(o.save_trace).c_str(), 1);
   }
   setenv("TMAKIT_CHECK_DIR", run_dir.c_str(), 1);
   setenv("TMAKIT_CHECK_TIMEOUT", fmt::format("{}", o.timeout).c_str(), 1);
-  setenv("TMAKIT_CHECK_LAUNCHES", std::to_string(o.launches).c_str(), 1);
-  setenv("TMAKIT_CHECK_CAPACITY", std::to_string(o.capacity).c_str(), 1);
+  setenv("TMAKIT_CHECK_LAUNCHES", std::to_string(launches).c_str(), 1);
+  setenv("TMAKIT_CHECK_CAPACITY", std::to_string(capacity).c_str(), 1);
   setenv("TMAKIT_CHECK_CLI", fs::read_symlink("/proc/self/exe", ec).c_str(), 1);
   setenv("TMAKIT_CHECK_PARENT_PID", std::to_string(getpid()).c_str(), 1);
   set_ptxas_wrapper_environment(run_dir);
@@ -213,8 +226,7 @@ void add_check_command(CLI::App& app, int& status) {
                   "check the first N launches of each kernel; later ones run unchecked (default 0: all)");
   cmd->add_option("--capacity", o->capacity,
                   "records the trace buffer holds (128 bytes each, host memory; default 262144 = 32 MiB); records "
-                  "past it are counted, not kept")
-      ->check(CLI::Range(uint64_t{1024}, uint64_t{1} << 26));
+                  "past it are counted, not kept (1024 to 67108864)");
   cmd->add_option("--log", o->log, "also keep the watch log of tensor-map calls in FILE (JSON Lines)");
   cmd->add_option("--save-trace", o->save_trace, "keep each launch's trace in DIR/launch-<n>/");
   cmd->add_flag("--quiet", o->quiet, "no watch warnings; no summary when nothing was found");

@@ -85,11 +85,11 @@ int check_replay(const fs::path& dir, bool json) {
   bool clean = true;
   std::string out;
   if (json && dirs.size() == 1 && dirs[0] == dir) {
-    out = check::to_json(reports[0].second).dump(1) + "\n";
+    out = check::to_json(reports[0].second).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   } else if (json) {
     nlohmann::json all = nlohmann::json::array();
     for (const auto& [d, r] : reports) all.push_back({{"dir", d.string()}, {"report", check::to_json(r)}});
-    out = nlohmann::json{{"launches", all}}.dump(1) + "\n";
+    out = nlohmann::json{{"launches", all}}.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   for (const auto& [d, r] : reports) {
     clean = clean && r.clean();

@@ -12,13 +12,28 @@
 namespace tmakit::cli {
 namespace {
 
-constexpr uint64_t kMaxModuleBytes = uint64_t{256} << 20;  // as `tmakit lint`
-
 int run(const std::string& in, const std::string& out, const std::string& ops_name) {
+  // Both names are judged before anything is read or written.
+  if (out.empty() || out.back() == '/') {
+    std::fprintf(stderr, "%s\n", tmakit::format(Diagnostic{Severity::error, "cli.output",
+                                                            "\"" + out + "\" names no file; give the instrumented "
+                                                            "module's path, as in -o kernel.tmakit.ptx", "-o"})
+                                     .c_str());
+    return 2;
+  }
+  for (const std::string& file : {out + ".sites.json", out})
+    if (auto why = not_replaceable(file)) {
+      std::fprintf(stderr, "%s\n", tmakit::format(Diagnostic{Severity::error, "cli.output-exists",
+                                                              file + " exists and is " + *why +
+                                                                  "; tmakit replaces only a regular file, so name "
+                                                                  "another file", "-o"})
+                                       .c_str());
+      return 2;
+    }
   std::string text;
   try {  // a regular file of bounded size (docs/security.md)
     const std::vector<uint8_t> bytes =
-        scenario::read_regular_file(in, std::nullopt, kMaxModuleBytes, in, "PTX module", "cli.file");
+        scenario::read_regular_file(in, std::nullopt, instrument::kMaxModuleBytes, in, "PTX module", "cli.file");
     text.assign(bytes.begin(), bytes.end());
   } catch (const DiagnosticError& e) {
     std::fprintf(stderr, "%s\n", tmakit::format(e.diagnostic()).c_str());

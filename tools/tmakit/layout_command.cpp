@@ -128,7 +128,7 @@ int64_t integer_of(const ptx::Expr& e, const scenario::Program& p, const std::st
 }
 
 Load from_scenario(const LayoutOptions& o) {
-  const scenario::Program p = scenario::resolve(scenario::load_file(o.scenario));
+  const scenario::Program p = scenario::resolve(scenario::load_file(o.scenario, {.offer_files_anywhere = false}));
   const int n = *o.step;
   if (n < 0 || size_t(n) >= p.steps.size())
     stop(kUnusable, "--step", "cli.step", fmt::format("step {} is outside the program's steps 0..{}", n,
@@ -222,7 +222,7 @@ int run_layout(const LayoutOptions& o, bool map_given) {
   const layout::Placement p = place(l, o.max_lines);
   std::string text = o.format == "svg"    ? layout::render_svg(p)
                      : o.format == "text" ? layout::render_text(p)
-                                          : layout::render_json(p).dump(2) + "\n";
+                                          : layout::render_json(p).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   write_output(text, o.output);
   return 0;
 }
@@ -235,10 +235,9 @@ void add_layout_command(CLI::App& app, int& status) {
   CLI::App* cmd = app.add_subcommand(
       "layout", "Draw where a tensor load puts each 16-byte chunk in shared memory (SVG, text or JSON)");
   add_map_input(cmd, o->map);
-  cmd->add_option("--coords", n->coords, "tensor coordinates of the load, dimension 0 first (default 0 each)")
-      ->delimiter(',');
+  cmd->add_option("--coords", n->coords, "tensor coordinates of the load, dimension 0 first (default 0 each)");
   cmd->add_option("--smem-offset", n->smem_offset, "shared-memory offset of the box (128-byte aligned; default 0)");
-  cmd->add_option("--offsets", n->offsets, "im2col offsets W,H,D of the instruction's im2colInfo")->delimiter(',');
+  cmd->add_option("--offsets", n->offsets, "im2col offsets W,H,D of the instruction's im2colInfo");
   cmd->add_option("--w-halo", n->w_halo, "im2col::w wHalo");
   cmd->add_option("--w-offset", n->w_offset, "im2col::w wOffset");
   cmd->add_option("--target", o->target, "target the map is checked for")->capture_default_str();

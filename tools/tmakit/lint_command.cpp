@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "tmakit/terminal_text.hpp"
 #include "tmakit/ptx/lint.hpp"
 #include "tmakit/scenario/scenario.hpp"
 
@@ -48,21 +49,23 @@ void add_lint_command(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand("lint", "Check the TMA, mbarrier, fence and tensormap instructions of PTX modules");
   static std::vector<std::string> files;
   static std::string arch, ptx_version, output = "text";
-  cmd->add_option("files", files, "PTX modules")->required()->check(CLI::ExistingFile);
+  // Not CLI11's ExistingFile: read_regular_file says what is wrong with a path, with a rule id.
+  cmd->add_option("files", files, "PTX modules")->required();
   cmd->add_option("--arch", arch, "target to check against instead of the module's .target (e.g. sm_90a)");
   cmd->add_option("--ptx-version", ptx_version, "PTX ISA version instead of the module's .version (e.g. 8.6)");
   cmd->add_option("--format", output, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->callback([&status] {
     ptx::LintOptions opt;
     if (!arch.empty() && !(opt.arch = spec::parse_target(arch))) {
-      std::fprintf(stderr, "tmakit lint: error: --arch %s is not a target tmakit knows (sm_90, sm_90a, sm_100a, ...)\n",
-                   arch.c_str());
+      std::fprintf(stderr, "tmakit lint: error: --arch %s is not a target tmakit knows (sm_90, sm_90a, sm_100a, ...) "
+                           "[cli.target]\n",
+                   terminal_clip(arch).c_str());
       status = 2;
       return;
     }
     if (!ptx_version.empty() && !(opt.version = spec::parse_ptx_version(ptx_version))) {
-      std::fprintf(stderr, "tmakit lint: error: --ptx-version %s is not a PTX ISA version (e.g. 8.6)\n",
-                   ptx_version.c_str());
+      std::fprintf(stderr, "tmakit lint: error: --ptx-version %s is not a PTX ISA version (e.g. 8.6) [cli.ptx-version]\n",
+                   terminal_clip(ptx_version).c_str());
       status = 2;
       return;
     }
@@ -91,7 +94,7 @@ void add_lint_command(CLI::App& app, int& status) {
         for (const auto& d : r.diags) std::fprintf(stderr, "%s\n", tmakit::format(d).c_str());
       }
     }
-    if (output == "json") std::printf("%s\n", report.dump(2).c_str());
+    if (output == "json") std::printf("%s\n", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     else if (errors || warnings)
       std::fprintf(stderr, "%zu error%s, %zu warning%s\n", errors, errors == 1 ? "" : "s", warnings,
                    warnings == 1 ? "" : "s");

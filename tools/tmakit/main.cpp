@@ -1,8 +1,10 @@
 // tmakit: the command-line front of the toolkit.
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "commands.hpp"
+#include "tmakit/terminal_text.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"tmakit: the toolkit for the GPU's bulk-copy engine (TMA)"};
@@ -25,8 +27,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
+  } catch (const std::bad_alloc&) {
+    // Every input's memory is bounded (docs/security.md); this is a machine with less than
+    // those bounds, or a limit (ulimit -v) below them.
+    std::fprintf(stderr, "tmakit: error: out of memory: this input needs more memory than the process may have; "
+                         "see docs/security.md for what each input may take [tmakit.memory]\n");
+    return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tmakit: error: %s\n", e.what());
+    std::fprintf(stderr, "tmakit: error: %s\n", tmakit::terminal_clip(e.what(), 400).c_str());
     return 2;
   }
   return status;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "tmakit/terminal_text.hpp"
 #include "call_log.hpp"
 #include "map_input.hpp"
 #include "numbers.hpp"
@@ -203,11 +204,12 @@ int check_log(const MapOptions& o, const spec::Target& target) {
 int run_map(const MapOptions& o) {
   auto target = spec::parse_target(o.target);
   if (!target) {
-    fmt::print(stderr, "--target: error: unknown target \"{}\" (e.g. sm_90a, sm_100a)\n", o.target);
+    fmt::print(stderr, "--target: error: unknown target \"{}\" (e.g. sm_90a, sm_100a) [cli.target]\n",
+               terminal_safe(o.target));
     return 2;
   }
   if (o.base % 128) {
-    fmt::print(stderr, "--base: error: {} is not 128-byte aligned\n", o.base);
+    fmt::print(stderr, "--base: error: {} is not 128-byte aligned [cli.base]\n", o.base);
     return 2;
   }
   if (!o.map.log.empty() && !o.map.index) return check_log(o, *target);

@@ -8,6 +8,8 @@
 #include "call_log.hpp"
 #include "numbers.hpp"
 #include "tmakit/scenario/scenario.hpp"
+#include "tmakit/tensor_map/json_input.hpp"
+#include "tmakit/terminal_text.hpp"
 
 namespace tmakit::cli {
 namespace {
@@ -77,7 +79,7 @@ std::optional<json> base_object(const MapInput& o) {
     const LoggedCall call = select_call(o.log, *index, log_pid(o));
     if (call.map.is_null()) {
       fmt::print(stderr, "{}: error: call {} of pid {} has no map: its arguments could not be read: {} "
-                 "[log.map-unreadable]\n", call.where, call.index, call.pid, call.map_error);
+                 "[log.map-unreadable]\n", terminal_safe(call.where), call.index, call.pid, terminal_safe(call.map_error));
       return std::nullopt;
     }
     return call.map;
@@ -85,9 +87,11 @@ std::optional<json> base_object(const MapInput& o) {
   if (o.file.empty()) return json::object();
   const std::vector<uint8_t> text =
       scenario::read_regular_file(o.file, std::nullopt, kMaxMapFileBytes, o.file, "map file", "cli.file");
-  json j = json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded()) {
-    fmt::print(stderr, "{}: error: malformed JSON [json.syntax]\n", o.file);
+  json j;
+  try {
+    j = parse_json_input(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()));
+  } catch (const JsonInputError& e) {
+    fmt::print(stderr, "{}: error: malformed JSON: {} [json.syntax]\n", terminal_safe(o.file), terminal_safe(e.what()));
     return std::nullopt;
   }
   if (!j.is_object()) {
@@ -104,17 +108,17 @@ void add_map_input(CLI::App* cmd, MapInput& o) {
   cmd->add_option("file", o.file, "JSON file holding one map object (the scenario's tensor_maps form)");
   cmd->add_option("--encode", o.encode, "tiled (default), im2col or im2col_wide");
   cmd->add_option("--type", o.type, "data type: uint8 ... float32 ... 16u6_align16b");
-  cmd->add_option("--dims", o.dims, "global dims in elements, dimension 0 first: 512,512")->delimiter(',');
-  cmd->add_option("--strides", o.strides, "byte strides of dimensions 1..rank-1: 2048")->delimiter(',');
-  cmd->add_option("--box", o.box, "box dims in elements: 32,16")->delimiter(',');
-  cmd->add_option("--element-strides", o.element_strides, "traversal strides (default 1 each)")->delimiter(',');
+  cmd->add_option("--dims", o.dims, "global dims in elements, dimension 0 first: 512,512");
+  cmd->add_option("--strides", o.strides, "byte strides of dimensions 1..rank-1: 2048");
+  cmd->add_option("--box", o.box, "box dims in elements: 32,16");
+  cmd->add_option("--element-strides", o.element_strides, "traversal strides (default 1 each)");
   cmd->add_option("--swizzle", o.swizzle, "none 32b 64b 128b 128b_atom_32b 128b_atom_32b_flip_8b 128b_atom_64b");
   cmd->add_option("--interleave", o.interleave, "none 16b 32b");
   cmd->add_option("--l2", o.l2, "L2 promotion: none 64b 128b 256b");
   cmd->add_option("--fill", o.fill, "OOB fill: none nan_request_zero_fma");
   cmd->add_option("--address", o.address, "global address (decimal or 0x hex)");
-  cmd->add_option("--lower", o.lower, "im2col pixel_box_lower, W first")->delimiter(',');
-  cmd->add_option("--upper", o.upper, "im2col pixel_box_upper, W first")->delimiter(',');
+  cmd->add_option("--lower", o.lower, "im2col pixel_box_lower, W first");
+  cmd->add_option("--upper", o.upper, "im2col pixel_box_upper, W first");
   cmd->add_option("--channels", o.channels, "im2col channels_per_pixel");
   cmd->add_option("--pixels", o.pixels, "im2col pixels_per_column");
   cmd->add_option("--lower-w", o.lower_w, "im2col_wide pixel_box_lower_w");

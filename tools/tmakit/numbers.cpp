@@ -5,6 +5,8 @@
 
 #include <charconv>
 
+#include "tmakit/terminal_text.hpp"
+
 namespace tmakit::cli {
 namespace {
 
@@ -12,7 +14,7 @@ std::string range_text(Range r) { return fmt::format("{}..{}", r.lo, r.hi); }
 
 [[noreturn]] void refuse(const std::string& flag, const std::string& text, Range r, const std::string& why) {
   throw DiagnosticError({Severity::error, "cli.number",
-                         fmt::format("\"{}\" {}; this flag takes an integer in {}", text, why, range_text(r)), flag});
+                         fmt::format("\"{}\" {}; this flag takes an integer in {}", terminal_clip(text, 40), why, range_text(r)), flag});
 }
 
 // The exact value typed: 128 bits hold every 64-bit value of either sign.
@@ -39,6 +41,22 @@ int64_t parse_signed(const std::string& flag, const std::string& text, Range r) 
 
 uint64_t parse_unsigned(const std::string& flag, const std::string& text, Range r) {
   return static_cast<uint64_t>(parse(flag, text, r));
+}
+
+std::vector<std::string> split_list(const std::string& flag, const std::vector<std::string>& texts, Range r) {
+  std::vector<std::string> out;
+  for (const std::string& t : texts) {
+    for (size_t start = 0;;) {
+      const size_t comma = t.find(',', start);
+      const std::string entry = t.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (entry.empty())
+        refuse(flag, t, r, fmt::format("has an empty entry (number {} of the list)", out.size() + 1));
+      out.push_back(entry);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
 }
 
 }  // namespace tmakit::cli

@@ -41,12 +41,16 @@ std::optional<T> parse_integer(const std::string& flag, const std::optional<std:
   return parse_integer<T>(flag, *text, range);
 }
 
-// A comma-separated list as CLI11 splits it: every entry in `range`.
+// The entries of comma-separated lists ("512,512"; a flag given twice adds its entries):
+// an empty entry (",64", "1,,2", "4,") is an error, not skipped.
+std::vector<std::string> split_list(const std::string& flag, const std::vector<std::string>& texts, Range range);
+
+// A comma-separated list (split_list): every entry in `range`.
 template <class T>
 std::vector<T> parse_integers(const std::string& flag, const std::vector<std::string>& texts,
                               Range range = Range::of<T>()) {
   std::vector<T> out;
-  for (const std::string& t : texts) out.push_back(parse_integer<T>(flag, t, range));
+  for (const std::string& t : split_list(flag, texts, range)) out.push_back(parse_integer<T>(flag, t, range));
   return out;
 }
 

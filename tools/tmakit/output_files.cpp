@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <set>
 
 #include "tmakit/scenario/scenario.hpp"
 
@@ -53,18 +54,51 @@ fs::path folder_path(const fs::path& dir) {
   return p;
 }
 
-// Why an existing DIR may not be replaced, or "" when it may: it must be a real
-// folder (not a symlink) holding only regular *.bin files.
+// The file tmakit leaves in every output folder it makes, naming the files it wrote there
+// (one a line): only such a folder, holding only those files, is ever replaced.
+constexpr const char* kMarker = ".tmakit-outputs";
+constexpr size_t kMaxMarkerBytes = 1 << 20;
+
+// The names an earlier run's marker in `dir` lists, or nullopt when there is none (or it
+// is not a plain file tmakit could have written).
+std::optional<std::set<std::string>> marked_names(const fs::path& dir) {
+  const int fd = ::open((dir / kMarker).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st{};
+  std::string text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= kMaxMarkerBytes) {
+    text.resize(static_cast<size_t>(st.st_size));
+    if (::read(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) text.clear();
+  } else {
+    ::close(fd);
+    return std::nullopt;
+  }
+  ::close(fd);
+  std::set<std::string> names;
+  for (size_t start = 0, end; start < text.size(); start = end + 1) {
+    end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    names.insert(text.substr(start, end - start));
+  }
+  return names;
+}
+
+// Why an existing DIR may not be replaced, or "" when it may: it must be a real folder
+// (not a symlink) that is empty, or that an earlier run made (its marker) and that holds
+// nothing but the regular files that run wrote.
 std::string foreign_content(const fs::path& dir) {
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(dir, ec);
   if (fs::is_symlink(st)) return "it is a symbolic link";
   if (!fs::is_directory(st)) return "it is not a folder";
+  const auto marked = marked_names(dir);
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
+    if (!marked)
+      return fmt::format("it holds \"{}\" and no {} file, so tmakit did not make it", name, kMarker);
     const fs::file_status s = it->symlink_status(ec);
-    if (!fs::is_regular_file(s) || name.size() < 5 || name.substr(name.size() - 4) != ".bin")
-      return fmt::format("it holds \"{}\", which is not an earlier output (a regular NAME.bin file)", name);
+    if (name != kMarker && (!fs::is_regular_file(s) || !marked->contains(name)))
+      return fmt::format("it holds \"{}\", which is not one of an earlier run's outputs", name);
   }
   if (ec) return "it cannot be listed: " + ec.message();
   return "";
@@ -96,6 +130,14 @@ std::optional<std::string> publish(const fs::path& tmp, const fs::path& dir, boo
 
 }  // namespace
 
+std::optional<std::string> not_replaceable(const fs::path& file) {
+  struct stat st{};
+  if (::lstat(file.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return std::nullopt;
+  return S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a folder"
+         : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : S_ISFIFO(st.st_mode) ? "a pipe"
+                                                                                            : "not a regular file";
+}
+
 std::optional<Diagnostic> write_output_folder(const fs::path& out, const std::vector<OutputFile>& files,
                                               const std::string& flag) {
   for (const OutputFile& f : files)
@@ -112,7 +154,7 @@ std::optional<Diagnostic> write_output_folder(const fs::path& out, const std::ve
     if (!why.empty())
       return error(flag, "cli.output-exists",
                    fmt::format("{} exists and {}; tmakit replaces an output folder as a whole, so give a new folder, "
-                               "an empty one, or one holding only an earlier run's outputs",
+                               "an empty one, or one an earlier run wrote (and nothing else since)",
                                out.string(), why));
   }
   fs::create_directories(dir.parent_path(), ec);
@@ -139,6 +181,16 @@ std::optional<Diagnostic> write_output_folder(const fs::path& out, const std::ve
       return fail(fmt::format("cannot write {}: {}", (dir / f.name).string(), std::strerror(saved)));
     }
   }
+  std::string marker;
+  for (const OutputFile& f : files) marker += f.name + "\n";
+  const int mfd = ::openat(dfd, kMarker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  const bool marked = mfd >= 0 && write_all(mfd, marker.data(), marker.size());
+  const int saved = errno;
+  if (mfd >= 0) ::close(mfd);
+  if (!marked) {
+    ::close(dfd);
+    return fail(fmt::format("cannot write {}: {}", (dir / kMarker).string(), std::strerror(saved)));
+  }
   ::fsync(dfd);
   ::close(dfd);
   if (::chmod(tmp.c_str(), without_umask(0777)) != 0)
@@ -150,6 +202,10 @@ std::optional<Diagnostic> write_output_folder(const fs::path& out, const std::ve
 std::optional<Diagnostic> write_output_file(const fs::path& file, const std::string& bytes, const std::string& flag) {
   const fs::path path = fs::absolute(file).lexically_normal();
   if (!path.has_filename()) return error(flag, "cli.output", fmt::format("{} names a folder, not a file", file.string()));
+  if (auto why = not_replaceable(path))
+    return error(flag, "cli.output-exists",
+                 fmt::format("{} exists and is {}; tmakit replaces only a regular file, so name another file",
+                             file.string(), *why));
   // mkstemp creates with O_EXCL: it never opens an existing file or follows a symlink.
   std::string pattern = (path.parent_path() / ("." + path.filename().string() + ".tmakit-XXXXXX")).string();
   const int fd = ::mkstemp(pattern.data());

@@ -19,14 +19,21 @@ struct OutputFile {
   std::vector<uint8_t> bytes;
 };
 
-// Writes `files` as DIR/NAME. DIR must not exist, or be a folder that is empty or holds
-// only regular *.bin files (an earlier run's outputs); it is then replaced as a whole,
-// so it always holds the outputs of exactly one run. Returns the error, or nullopt.
+// Writes `files` as DIR/NAME, with DIR/.tmakit-outputs listing them. DIR must not exist,
+// or be a folder that is empty or that an earlier run wrote (its .tmakit-outputs lists
+// every other file in it); it is then replaced as a whole, so it always holds the outputs
+// of exactly one run and nothing tmakit did not write is ever removed. Returns the error, or nullopt.
 // `flag` names the option in messages ("-o").
 std::optional<Diagnostic> write_output_folder(const std::filesystem::path& dir, const std::vector<OutputFile>& files,
                                               const std::string& flag);
 
-// Writes one file (replacing FILE, or a symlink named FILE, never writing through it).
+// Why an existing `file` may not be replaced by an output (a symlink, a device, a pipe,
+// a folder), or nullopt when it does not exist or is a regular file.
+std::optional<std::string> not_replaceable(const std::filesystem::path& file);
+
+// Writes one file, replacing FILE when it is a regular file. Anything else named FILE (a
+// symlink, a device such as /dev/null, a pipe, a folder) is refused (cli.output-exists)
+// and left as it is: the rename would replace it, not write through it.
 std::optional<Diagnostic> write_output_file(const std::filesystem::path& file, const std::string& bytes,
                                             const std::string& flag);
 

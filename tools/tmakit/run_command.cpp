@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "numbers.hpp"
 #include "output_files.hpp"
 #include "tmakit/scenario/scenario.hpp"
 
@@ -15,7 +16,7 @@ namespace {
 
 struct RunArgs {
   std::string file, out_dir, target, ptx_version, engine = "model";
-  std::optional<uint64_t> seed;
+  std::optional<std::string> seed;  // read exactly (numbers.hpp): CLI11 would wrap "-1"
   bool trace = false, files_anywhere = false;
 };
 
@@ -23,6 +24,7 @@ int run_scenario(const RunArgs& a) {
   scenario::Scenario s;
   scenario::RunOptions opts;
   try {
+    opts.seed = parse_integer<uint64_t>("--seed", a.seed);
     s = scenario::load_file(a.file, {.files_anywhere = a.files_anywhere});
     if (!a.target.empty()) {
       auto t = spec::parse_target(a.target);
@@ -38,7 +40,6 @@ int run_scenario(const RunArgs& a) {
     std::fprintf(stderr, "%s\n", located(a.file, e.diagnostic()).c_str());
     return 2;
   }
-  opts.seed = a.seed;
   if (a.trace) opts.trace = [](const std::string& line) { std::printf("trace: %s\n", line.c_str()); };
   if (a.engine != "model") return run_on_gpu_engine(s, a.engine, a.file, a.out_dir, opts);
   scenario::RunResult r;

@@ -5,6 +5,8 @@
 // from the library at CMD's exit.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,31 +53,78 @@ std::string find_watch_library() {
   return {};
 }
 
+namespace {
+
+// Why `path` cannot be the preload library, or "": the dynamic loader ignores a preload it
+// cannot load (a wrong path, not a library) with a warning and runs the command unwatched,
+// so the library is checked before anything runs: a regular ELF shared object that reads
+// the watch's own environment (TMAKIT_WATCH_ROOT_PID), i.e. libtmakit_watch.so.
+std::string not_the_watch_library(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::strerror(errno);
+  struct stat st{};
+  std::string why;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) why = "it is not a regular file";
+  else if (st.st_size > (off_t{1} << 30)) why = "it is larger than any build of the library (1 GiB)";
+  void* map = why.empty() && st.st_size >= 64 ? ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
+                                                       MAP_PRIVATE, fd, 0)
+                                              : MAP_FAILED;
+  ::close(fd);
+  if (!why.empty()) return why;
+  if (map == MAP_FAILED) return "it is not an ELF shared library";
+  const auto* bytes = static_cast<const unsigned char*>(map);
+  const auto size = static_cast<size_t>(st.st_size);
+  constexpr std::string_view kMark = "TMAKIT_WATCH_ROOT_PID";
+  if (std::memcmp(bytes, "\x7f" "ELF", 4) != 0 || bytes[16] != 3 /* ET_DYN */ || bytes[17] != 0)
+    why = "it is not an ELF shared library";
+  else if (::memmem(bytes, size, kMark.data(), kMark.size()) == nullptr)
+    why = "it is a shared library, but not libtmakit_watch.so";
+  ::munmap(map, size);
+  return why;
+}
+
+}  // namespace
+
 bool set_preload_environment(std::string_view who, const PreloadOptions& o) {
   if (!spec::parse_target(o.target)) {
-    fmt::print(stderr, "tmakit {}: --target: error: unknown target \"{}\" (e.g. sm_90a, sm_100a)\n", who, o.target);
+    fmt::print(stderr, "tmakit {}: --target: error: unknown target \"{}\" (e.g. sm_90a, sm_100a) [cli.target]\n", who,
+               o.target);
     return false;
   }
   const std::string library = find_watch_library();
   if (library.empty()) {
     fmt::print(stderr, "tmakit {}: error: libtmakit_watch.so was not found beside tmakit; set "
-                       "TMAKIT_WATCH_LIBRARY to its path\n", who);
+                       "TMAKIT_WATCH_LIBRARY to its path [watch.library]\n", who);
+    return false;
+  }
+  if (const std::string why = not_the_watch_library(library); !why.empty()) {
+    fmt::print(stderr, "tmakit {}: error: the preload library {} cannot be used: {}; nothing was run. Set "
+                       "TMAKIT_WATCH_LIBRARY to the path of libtmakit_watch.so, or unset it to use the one beside "
+                       "tmakit [watch.library]\n", who, library, why);
     return false;
   }
   if (library.find_first_of(": ") != std::string::npos) {
     fmt::print(stderr, "tmakit {}: error: the library path \"{}\" holds a ':' or a space, which LD_PRELOAD "
-                       "cannot carry\n", who, library);
+                       "cannot carry [watch.library]\n", who, library);
     return false;
   }
   if (!o.log.empty()) {
     // A fresh log for this run (the library appends, from every process of the run);
-    // an absolute path, since the command may change its directory.
-    int fd = ::open(o.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      fmt::print(stderr, "tmakit {}: --log: error: cannot create {}: {}\n", who, o.log, std::strerror(errno));
+    // an absolute path, since the command may change its directory. Never through a
+    // symlink, and only a regular file is emptied (docs/security.md, "Outputs").
+    const int fd = ::open(o.log.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+    struct stat st{};
+    const int err = fd < 0 ? errno : ::fstat(fd, &st) != 0 ? errno : 0;
+    const std::string why = err == ELOOP ? fmt::format("{} is a symbolic link, which tmakit does not follow", o.log)
+                            : err != 0   ? fmt::format("cannot create {}: {}", o.log, std::strerror(err))
+                            : !S_ISREG(st.st_mode) ? fmt::format("{} is not a regular file", o.log)
+                            : ::ftruncate(fd, 0) != 0 ? fmt::format("cannot empty {}: {}", o.log, std::strerror(errno))
+                                                      : "";
+    if (fd >= 0) ::close(fd);
+    if (!why.empty()) {
+      fmt::print(stderr, "tmakit {}: --log: error: {}; name a regular file [cli.output]\n", who, why);
       return false;
     }
-    ::close(fd);
     std::error_code ec;
     setenv("TMAKIT_WATCH_LOG", fs::absolute(o.log, ec).c_str(), 1);
   } else {

@@ -34,7 +34,12 @@ inline constexpr uint16_t kOpTensorMapLo = 25, kOpTensorMapHi = 26, kOpSharedLoa
 inline constexpr uint64_t kMaxRecords = 1u << 22;          // 512 MiB of trace.bin
 inline constexpr uint64_t kMaxSites = 1u << 20;
 inline constexpr uint64_t kMaxMaps = 1u << 16;
-inline constexpr uint64_t kMaxFileBytes = 512ull << 20;    // any one file of the directory
+inline constexpr uint64_t kMaxFileBytes = 512ull << 20;    // trace.bin
+// The JSON files are held whole as parsed values, about ten bytes of memory per byte of
+// text, so they get smaller limits: a site table of 32 MiB holds some 80,000 sites.
+inline constexpr uint64_t kMaxSitesBytes = 32ull << 20;   // sites.json
+inline constexpr uint64_t kMaxMapsBytes = 64ull << 20;    // maps.jsonl (read a line at a time)
+inline constexpr uint64_t kMaxMetaBytes = 1ull << 20;     // meta.json
 
 // meta.json (docs/check-replay.md).
 struct LaunchMeta {

@@ -50,6 +50,14 @@ struct Result {
   int status = 0;          // 0 ok, 1 lint errors, 2 unusable input
 };
 
+// The most a module may hold to be instrumented (docs/security.md): instrumenting keeps
+// every statement of the module as a piece (about 100 bytes each on top of its text), so
+// the statements are counted first: `;`, `{`, `}` and `:` together at most kMaxStatements
+// (a compiler's largest modules hold a few hundred thousand), and at most kMaxModuleBytes.
+// Past either: status 2, rule instrument.size, before anything is parsed.
+inline constexpr size_t kMaxStatements = size_t{1} << 21;
+inline constexpr size_t kMaxModuleBytes = size_t{64} << 20;
+
 Result instrument_module(std::string_view text, const std::string& file, OpSet ops = OpSet::all);
 
 // The site table as JSON (`OUT.sites.json`): {"version", "record_bytes", "sites": [...]}.

@@ -91,6 +91,9 @@ struct LoadOptions {
   // no absolute paths, no `..` out of it); true lifts that (tmakit run
   // --allow-files-anywhere). Either way only regular files of the region's size are read.
   bool files_anywhere = false;
+  // Whether a refusal may suggest --allow-files-anywhere: false for a command without
+  // that flag (tmakit layout --scenario).
+  bool offer_files_anywhere = true;
 };
 
 // Reads a regular file of exactly `size` bytes when given, else of at most `max`

@@ -109,10 +109,14 @@ ReplayResult run_replay(const fs::path& dir) {
   std::vector<char*> envp;
   for (auto& s : env_keep) envp.push_back(s.data());
   envp.push_back(nullptr);
-  const fs::path out = fs::path(dir.string() + ".report.txt");
+  // The report goes to tmakit's own folder for the run (never beside the saved trace, in a
+  // folder of the user's, where a planted symlink would be followed into a truncation).
+  const char* run_dir = std::getenv(kEnvCheckDir);
+  const fs::path out = fs::path(run_dir != nullptr ? run_dir : "/nonexistent") /
+                       fmt::format("report-{}-{}.txt", getpid(), dir.filename().string());
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   std::string a0 = cli, a1 = "check", a2 = "--replay", a3 = dir.string();
   char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(), nullptr};
