@@ -7,7 +7,7 @@
 #include "commands.hpp"
 #include "output_files.hpp"
 #include "tmakit/instrument/instrument.hpp"
-#include "tmakit/scenario/scenario.hpp"
+#include "tmakit/files.hpp"
 
 namespace tmakit::cli {
 namespace {
@@ -33,7 +33,7 @@ int run(const std::string& in, const std::string& out, const std::string& ops_na
   std::string text;
   try {  // a regular file of bounded size (docs/security.md)
     const std::vector<uint8_t> bytes =
-        scenario::read_regular_file(in, std::nullopt, instrument::kMaxModuleBytes, in, "PTX module", "cli.file");
+        read_regular_file(in, std::nullopt, instrument::kMaxModuleBytes, in, "PTX module", "cli.file");
     text.assign(bytes.begin(), bytes.end());
   } catch (const DiagnosticError& e) {
     std::fprintf(stderr, "%s\n", tmakit::format(e.diagnostic()).c_str());

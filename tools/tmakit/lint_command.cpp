@@ -6,7 +6,7 @@
 #include "commands.hpp"
 #include "tmakit/terminal_text.hpp"
 #include "tmakit/ptx/lint.hpp"
-#include "tmakit/scenario/scenario.hpp"
+#include "tmakit/files.hpp"
 
 namespace tmakit::cli {
 namespace {
@@ -75,7 +75,7 @@ void add_lint_command(CLI::App& app, int& status) {
     for (const auto& file : files) {
       std::string text;
       try {  // a regular file of bounded size: never a device read forever (docs/security.md)
-        const std::vector<uint8_t> bytes = scenario::read_regular_file(file, std::nullopt, kMaxModuleBytes, file,
+        const std::vector<uint8_t> bytes = read_regular_file(file, std::nullopt, kMaxModuleBytes, file,
                                                                        "PTX module", "cli.file");
         text.assign(bytes.begin(), bytes.end());
       } catch (const DiagnosticError& e) {

@@ -7,7 +7,7 @@
 
 #include "call_log.hpp"
 #include "numbers.hpp"
-#include "tmakit/scenario/scenario.hpp"
+#include "tmakit/files.hpp"
 #include "tmakit/tensor_map/json_input.hpp"
 #include "tmakit/terminal_text.hpp"
 
@@ -86,7 +86,7 @@ std::optional<json> base_object(const MapInput& o) {
   }
   if (o.file.empty()) return json::object();
   const std::vector<uint8_t> text =
-      scenario::read_regular_file(o.file, std::nullopt, kMaxMapFileBytes, o.file, "map file", "cli.file");
+      read_regular_file(o.file, std::nullopt, kMaxMapFileBytes, o.file, "map file", "cli.file");
   json j;
   try {
     j = parse_json_input(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()));

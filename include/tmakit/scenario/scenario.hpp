@@ -12,18 +12,16 @@
 #include <nlohmann/json.hpp>
 
 #include "tmakit/diag.hpp"
+#include "tmakit/files.hpp"
 #include "tmakit/model/libcudacxx.hpp"
 #include "tmakit/spec/target.hpp"
 #include "tmakit/tensor_map/json.hpp"
 
 namespace tmakit::scenario {
 
-// Unusable input (malformed JSON, missing or mistyped fields): `tmakit run` exits 2.
-// Program errors (undefined behaviour, invalid maps, deadlocks) are plain DiagnosticErrors: exit 1.
-class InputError : public DiagnosticError {
- public:
-  using DiagnosticError::DiagnosticError;
-};
+// Unusable input (files.hpp): `tmakit run` exits 2. Program errors (undefined behaviour,
+// invalid maps, deadlocks) are plain DiagnosticErrors: exit 1.
+using tmakit::InputError;
 
 struct Init {
   enum class Kind { zero, file, byte, hex, random } kind = Kind::zero;
@@ -96,12 +94,7 @@ struct LoadOptions {
   bool offer_files_anywhere = true;
 };
 
-// Reads a regular file of exactly `size` bytes when given, else of at most `max`
-// bytes. Throws InputError naming `where`: rule RULE (cannot read), RULE-not-regular
-// (a device, pipe or folder: never read), RULE-size (checked before reading).
-std::vector<uint8_t> read_regular_file(const std::filesystem::path& p, std::optional<uint64_t> size, uint64_t max,
-                                       const std::string& where, const std::string& what,
-                                       const std::string& rule = "scenario.file");
+using tmakit::read_regular_file;  // files.hpp
 
 // An output name as `outputs[].name` allows it: letters, digits and . _ -, not
 // starting with "." (the file written is NAME.bin; docs/security.md).
