@@ -9,46 +9,12 @@
 #include <cstdint>
 
 #include "generated/bulk_reductions.hpp"
+#include "generated/engine_codes.hpp"
 
 namespace tmakit::gpu::detail {
 
-enum Code : uint16_t {
-  kNop = 0,          // fences the sequencer already provides, barrier.cluster (see docs/gpu-engine.md)
-  kTensorLoadCta,    // row tensor.load.shared::cta, .tile (kIm2col: .im2col)
-  kTensorLoadCluster,  // row tensor.load.shared::cluster (flag kMulticast adds .multicast::cluster)
-  kTensorStore,      // row tensor.store, .tile (kIm2col: .im2col_no_offs)
-  kTensorReduce,     // row tensor.reduce (red = spec::RedOp)
-  kTensorPrefetch,   // row tensor.prefetch
-  kBulkLoadCta,      // row bulk.shared::cta.global
-  kBulkLoadCluster,  // row bulk.shared::cluster.global (+ multicast)
-  kBulkCopyPeer,     // row bulk.shared::cluster.shared::cta
-  kBulkStore,        // row bulk.global.shared::cta
-  kBulkReduceGlobal,   // row bulk-reduce.global.shared::cta (red = BulkRedGlobal code)
-  kBulkReduceCluster,  // row bulk-reduce.shared::cluster.shared::cta (red = BulkRedCluster code)
-  kBulkPrefetch,     // row bulk.prefetch
-  kCommitGroup,
-  kWaitGroup,        // size = N (0..7); flag kRead for .read
-  kMbarInit,         // size = count
-  kMbarArrive,       // flags: kRemote, kExpectTx (size = txCount), kDrop, kHasCount (size = count)
-  kMbarExpectTx,     // flags: kRemote
-  kMbarCompleteTx,   // flags: kRemote
-  kMbarTestWait,     // flags: kParity, kClusterScope; value / src_reg = phaseParity or state
-  kMbarTryWait,      // the same, blocking with a bounded spin
-  kMbarInval,
-  kFenceProxyAsync,  // flags: kSpaceCluster, kSpaceGlobal (default shared::cta)
-  kFenceMbarInit,
-  kStShared,         // size = bytes (1, 2, 4, 8), value
-  kStGlobal,
-  // libcu++ <cuda/barrier> calls (scenario `call` steps), run through the functions themselves:
-  kLibBarrierInit,     // init(&bar, size); smem = the cuda::barrier
-  kLibMemcpyAsyncTx,   // cuda::device::memcpy_async_tx(smem, gaddr, aligned_size_t<value>(size), bar at mbar)
-  kLibArriveTx,        // dst_reg = cuda::device::barrier_arrive_tx(bar, value, size)
-  kLibExpectTx,        // cuda::device::barrier_expect_tx(bar, size)
-  kLibArrive,          // dst_reg = bar.arrive(size)
-  kLibWait,            // bar.wait(token in src_reg), as a bounded loop of try_wait_for(token, 0 ns)
-  kLibArriveAndWait,   // bar.arrive_and_wait(), the same way: arrive(), then the bounded wait
-  kCodeCount
-};
+// The step codes (`Code`, one per operation the kernel runs, each naming its rows of the table of
+// forms) are generated: generated/engine_codes.hpp.
 
 enum Flag : uint16_t {
   kHint = 1 << 0,          // .L2::cache_hint (policy operand)

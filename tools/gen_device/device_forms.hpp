@@ -49,6 +49,17 @@ std::vector<spec::ReductionPair> bulk_pairs(std::string_view form_id);
 // The C++ element type of a reduction type (b32/b64: uint32_t/uint64_t).
 std::string_view ctype_of(spec::RedType t);
 
+// The GPU engine's step codes, each with the table rows it runs (engine_codes.cpp), and the
+// rows it does not run, each with the reason.
+struct EngineCode {
+  std::string_view name;               // "kTensorLoadCta"
+  std::vector<std::string_view> rows;  // form ids; none for the libcu++ calls
+  std::string_view note;               // flags and operands, for the generated comment
+};
+const std::vector<EngineCode>& engine_codes();
+const std::vector<std::pair<std::string_view, std::string_view>>& engine_rows_not_run();
+std::string engine_codes_header(const char* first_line);
+
 // A generated file: its path below the repository root and its text.
 struct GeneratedFile {
   std::string path;

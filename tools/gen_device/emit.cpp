@@ -112,6 +112,7 @@ std::vector<GeneratedFile> generated_files() {
                           common + "#include \"tmakit/device/target.cuh\"\n\n" + kTargetName);
   sm += "\n#undef TMAKIT_TARGET_NAME\n#undef TMAKIT_STR_\n#undef TMAKIT_STR2_\n#undef TMAKIT_TARGET_SUFFIX_\n";
   out.push_back({"include/tmakit/device/generated/sm100.cuh", sm});
+  out.push_back({"src/gpu/generated/engine_codes.hpp", engine_codes_header(kFirstLine)});
   out.push_back({"src/gpu/generated/bulk_reductions.hpp",
                  std::string(kFirstLine) +
                      "// The bulk reductions of the GPU engine: the table's op x type pairs of each direction\n"

@@ -177,6 +177,34 @@ TEST(DeviceCoverage, MbarrierFormsUseCcclWhereItHasThem) {
 }
 #endif
 
+// The GPU engine's step codes (generated/engine_codes.hpp): every row of the table is run by
+// exactly one code or listed as not run with its reason; no code names a row twice, none a row
+// the table lacks.
+TEST(DeviceCoverage, EveryRowTheEngineRunsHasItsCode) {
+  std::map<std::string, int> run;
+  std::set<std::string> names;
+  for (const auto& c : engine_codes()) {
+    EXPECT_TRUE(names.insert(std::string(c.name)).second) << c.name << " twice";
+    for (auto row : c.rows) {
+      EXPECT_NE(spec::find_form(row), nullptr) << c.name << " names no row of the table: " << row;
+      ++run[std::string(row)];
+    }
+  }
+  std::set<std::string> not_run;
+  for (const auto& [row, reason] : engine_rows_not_run()) {
+    EXPECT_NE(spec::find_form(row), nullptr) << "a stale row: " << row;
+    EXPECT_FALSE(reason.empty()) << row;
+    not_run.insert(std::string(row));
+  }
+  for (const auto& f : spec::forms()) {
+    const std::string id(f.id);
+    const int n = run.count(id) ? run[id] : 0;
+    EXPECT_EQ(n + int(not_run.count(id)), 1) << id << ": run by " << n << " codes, listed as not run "
+                                             << not_run.count(id) << " times";
+  }
+  EXPECT_EQ(names.count("kNop"), 1u);
+}
+
 TEST(DeviceGenerated, CheckedInFilesAreCurrent) {
   for (const auto& g : generated_files()) {
     std::ifstream in(std::string(TMAKIT_SOURCE_DIR) + "/" + g.path, std::ios::binary);
