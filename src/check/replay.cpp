@@ -10,6 +10,10 @@
 
 namespace tmakit::check {
 
+bool Report::has_errors() const {
+  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.severity == "error"; });
+}
+
 bool Report::clean() const {
   return std::none_of(findings.begin(), findings.end(), [](const Finding& f) { return f.severity != "note"; });
 }

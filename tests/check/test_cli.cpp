@@ -1,5 +1,6 @@
-// `tmakit check --replay DIR [--json]`: exit 0 clean, 1 findings, 2 unusable input (with a
-// message that names the file and field, and nothing on stdout).
+// `tmakit check --replay DIR [--json] [--strict]`: exit 0 without errors, 1 errors (warnings too
+// with --strict), 2 unusable input (with a message that names the file and field, and nothing on
+// stdout).
 #include <sys/wait.h>
 
 #include "trace_builder.hpp"
@@ -65,6 +66,31 @@ TEST(CheckCli, ExitStatusesAndOutput) {
   EXPECT_TRUE(r.out.empty());
   EXPECT_NE(r.err.find("meta.json: missing from"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("[check.trace-dir]"), std::string::npos) << r.err;
+}
+
+// A run that only warns exits 0 (a warning must never fail a correct program); --strict makes
+// warnings count. The warning: a 128B-swizzled box landed 128- but not 1024-aligned and read by
+// an ordinary ld.shared (check.swizzle-phase).
+TEST(CheckCli, WarningsFailTheRunOnlyWithStrict) {
+  const fs::path root = fs::path(TMAKIT_BINARY_DIR) / "test_check_cli_strict";
+  fs::remove_all(root);
+  Map m;
+  Trace t;
+  t.encoded(m);
+  t.rec(10, 0, 0, {{"addr", {kBar}}, {"count", {1}}});
+  t.rec(11, 0, 0, {});
+  t.rec(20, 0, 0, {{"state", {0}}, {"addr", {kBar}}, {"txCount", {m.box_bytes()}}});
+  t.map_bytes(21, 0, 0, m.descriptor());
+  t.rec(21, 0, 0, {{"dstMem", {kBuf + 128}}, {"tensorMap", {0x7f1100000000}}, {"tensorCoords", {0, 0}}, {"mbar", {kBar}}});
+  t.rec(22, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+  t.rec(23, 0, 3, {{"addr", {kBuf + 128}}, {"size", {16}}});
+  t.write(root / "warns");
+  CliRun r = tmakit_check("--replay " + (root / "warns").string());
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(": warning: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[check.swizzle-phase]"), std::string::npos) << r.out;
+  r = tmakit_check("--strict --replay " + (root / "warns").string());
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
 }
 
 // Inputs within the old limits that broke the replay (issue 25): a 40 MiB site table (its

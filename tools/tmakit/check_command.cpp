@@ -34,6 +34,7 @@ struct CheckOptions {
   std::string capacity = "262144";  // records in the trace buffer (128 bytes each)
   std::string log, save_trace, replay, target = "sm_90a";
   bool quiet = false, json = false;
+  bool strict = false;  // warnings, too, make the exit status 1
 };
 
 // tmakit-ptxas (tools/check/): TMAKIT_PTXAS_WRAPPER, beside tmakit, the build tree's tools/check.
@@ -91,7 +92,7 @@ void forward(int sig) {
 }
 
 struct Summary {
-  int launches = 0, completed = 0, hung = 0, faulted = 0, findings = 0, unchecked = 0;
+  int launches = 0, completed = 0, hung = 0, faulted = 0, findings = 0, errors = 0, unchecked = 0;
 };
 
 Summary read_summary(const fs::path& run_dir) {
@@ -106,6 +107,7 @@ Summary read_summary(const fs::path& run_dir) {
     s.hung += outcome == "timeout";
     s.faulted += outcome == "fault";
     s.findings += j.value("findings", 0);
+    s.errors += j.value("errors", j.value("findings", 0));  // a record without the split counts all as errors
     s.unchecked += j.value("replay_status", -1) == 2 || j.value("replay_status", -1) < 0;
   }
   return s;
@@ -195,7 +197,8 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
 
   const Summary s = read_summary(run_dir);
   if (g_hung.load() != 0) status = 124;  // as timeout(1): a launch did not finish
-  else if (status == 0 && s.findings > 0) status = 1;
+  // Errors make a clean exit 1; warnings only with --strict (a warning must never fail a correct program).
+  else if (status == 0 && (s.errors > 0 || (o.strict && s.findings > 0))) status = 1;
   if (!o.quiet || s.findings > 0 || s.hung > 0 || s.faulted > 0) {
     std::string line = s.launches == 0
                            ? "no instrumented kernel was launched"
@@ -233,12 +236,13 @@ void add_check_command(CLI::App& app, int& status) {
   cmd->add_option("--target", o->target, "the target (default sm_90a)");
   cmd->add_option("--replay", o->replay, "replay a saved trace directory instead of running a command");
   cmd->add_flag("--json", o->json, "with --replay: the report as JSON");
+  cmd->add_flag("--strict", o->strict, "warnings, too, make the exit status 1 (by default only errors do)");
   cmd->prefix_command();
   cmd->footer("The command and its arguments follow the options, after --. Exit status: the program's; 1 when it "
-              "exited 0 but findings were reported; 124 when a launch hung; 2 unusable input (docs/check.md).");
+              "exited 0 but errors were reported (warnings too with --strict); 124 when a launch hung; 2 unusable input (docs/check.md).");
   cmd->callback([o, cmd, &status] {
     if (!o->replay.empty()) {
-      status = check_replay(o->replay, o->json);
+      status = check_replay(o->replay, o->json, o->strict);
       return;
     }
     const auto& separated = separated_command();

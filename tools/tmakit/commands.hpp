@@ -28,7 +28,8 @@ void split_watch_command(std::vector<char*>& args);
 void add_instrument_command(CLI::App& app, int& status);  // instrument_command.cpp
 void add_check_command(CLI::App& app, int& status);  // check_command.cpp
 void add_explain_command(CLI::App& app, int& status);  // explain_command.cpp
-// `tmakit check --replay DIR [--json]` (check_replay.cpp): 0 clean, 1 findings, 2 unusable input.
-int check_replay(const std::filesystem::path& dir, bool json);
+// `tmakit check --replay DIR [--json] [--strict]` (check_replay.cpp): 0 no error (with `strict`: no
+// finding), 1 errors (or, with `strict`, warnings), 2 unusable input.
+int check_replay(const std::filesystem::path& dir, bool json, bool strict = false);
 
 }  // namespace tmakit::cli

@@ -109,6 +109,7 @@ struct Report {
   int clusters = 0, clusters_replayed = 0;
   std::vector<std::string> notes;  // what was not replayed and why
   bool clean() const;              // no error or warning
+  bool has_errors() const;         // an error (warnings never fail a run without --strict)
 };
 
 Report replay(const TraceDir& trace, const ReplayOptions& options = {});
