@@ -1,5 +1,6 @@
 // One watched call: capture, judgement, record, message (include/tmakit/watch/call.hpp).
 #include "tmakit/watch/call.hpp"
+#include "tmakit/tensor_map/encode_names.hpp"
 
 #include <fmt/format.h>
 #include <sys/uio.h>
@@ -17,9 +18,9 @@ using nlohmann::json;
 
 std::string_view entry_name(Entry e) {
   switch (e) {
-    case Entry::encode_tiled: return "cuTensorMapEncodeTiled";
-    case Entry::encode_im2col: return "cuTensorMapEncodeIm2col";
-    case Entry::encode_im2col_wide: return "cuTensorMapEncodeIm2colWide";
+    case Entry::encode_tiled: return tm::encode_call_name(tm::Encode::tiled);
+    case Entry::encode_im2col: return tm::encode_call_name(tm::Encode::im2col);
+    case Entry::encode_im2col_wide: return tm::encode_call_name(tm::Encode::im2col_wide);
     case Entry::replace_address: return "cuTensorMapReplaceAddress";
   }
   return "?";
