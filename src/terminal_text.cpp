@@ -79,4 +79,16 @@ std::string terminal_line(std::string_view text, size_t most) {
   return out;
 }
 
+std::string terminal_lines(std::string_view text, size_t most) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    size_t end = text.find('\n', i);
+    if (end == std::string_view::npos) end = text.size();
+    out += terminal_line(text.substr(i, end - i), most);
+    if (end < text.size()) out += '\n';
+    i = end + 1;
+  }
+  return out;
+}
+
 }  // namespace tmakit

@@ -21,4 +21,9 @@ std::string terminal_clip(std::string_view text, size_t most = 80);
 // terminal_clip does, so a line stays short whatever the input held.
 std::string terminal_line(std::string_view text, size_t most = 160);
 
+// Several lines of our own text for the terminal, each made safe as terminal_line does: the
+// newlines between them stay, any other control character in them (a name the program gave,
+// a path, a Python frame) is escaped. What libtmakit_watch.so prints inside the user's program.
+std::string terminal_lines(std::string_view text, size_t most = 160);
+
 }  // namespace tmakit

@@ -1,5 +1,6 @@
 // The watch library's per-process state (session.hpp).
 #include "session.hpp"
+#include "tmakit/terminal_text.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -52,6 +53,10 @@ int write_all(int fd, const std::string& s) {
   }
   return 0;
 }
+
+// Our messages on the program's stderr: names, paths and Python frames in them come from the
+// program, so each line is escaped for the terminal (terminal_text.hpp).
+int say(const std::string& text) { return write_all(2, terminal_lines(text)); }
 
 std::string utc_now() {
   timespec ts{};
@@ -106,7 +111,7 @@ class Session {
     target_text_ = (t != nullptr && *t != '\0') ? t : "sm_90a";
     auto parsed = spec::parse_target(target_text_);
     if (!parsed) {
-      write_all(2, fmt::format("tmakit watch: unknown target \"{}\"; validating for sm_90a\n", target_text_));
+      say(fmt::format("tmakit watch: unknown target \"{}\"; validating for sm_90a\n", target_text_));
       target_text_ = "sm_90a";
       parsed = spec::parse_target(target_text_);
     }
@@ -172,11 +177,11 @@ class Session {
               .dump() +
           "\n");
     if (log_error_ != 0)
-      write_all(2, fmt::format("tmakit watch: pid {}: error: the log {} could not be written ({} record{} lost): {}; "
+      say(fmt::format("tmakit watch: pid {}: error: the log {} could not be written ({} record{} lost): {}; "
                                "the run ends with status 2 [watch.log]\n",
                                getpid(), log_path_, log_lost_, log_lost_ == 1 ? "" : "s", std::strerror(log_error_)));
     if ((quiet_ && c.disagreements == 0) || (c.calls == 0 && !root_)) return log_error_ == 0;
-    write_all(2, summary_line(c));
+    say(summary_line(c));
     return log_error_ == 0;
   }
 
@@ -217,7 +222,7 @@ class Session {
     const std::string site = current_call_site();
     if (speak) r.call_site = nlohmann::json::parse(site);
     if (!log_path_.empty()) log(to_line(r, judged_text(r), site) + "\n");
-    if (speak) write_all(2, explain(r, log_path_));
+    if (speak) say(explain(r, log_path_));
     return returned;
   }
 
@@ -341,7 +346,7 @@ __attribute__((destructor)) void at_exit() {
         ::_exit(2);
       }
     } else if (is_root_process() && !env_flag(kEnvQuiet)) {
-      write_all(2, fmt::format("tmakit watch: pid {}: no tensor-map calls\n", getpid()));
+      say(fmt::format("tmakit watch: pid {}: no tensor-map calls\n", getpid()));
     }
   } catch (...) {
   }
@@ -354,7 +359,7 @@ int observe_encode(Via via, const EncodeArgs& args, const std::function<int()>& 
     // A pointer or rank the driver may crash on is said first: if the process dies in
     // the driver, this line is its explanation (the record comes only after the call).
     if (std::string risk = crash_risk(args); !risk.empty())
-      write_all(2, fmt::format("tmakit watch: {} is called with {}; if the program crashes now, this is why\n",
+      say(fmt::format("tmakit watch: {} is called with {}; if the program crashes now, this is why\n",
                                entry_name(args.entry), risk));
   } catch (...) {
   }

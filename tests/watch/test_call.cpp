@@ -3,6 +3,8 @@
 // the record and message that come out. Expectations come from the spec's rules
 // (§1.3) and the driver's enum numbering in cuda.h, not from the code under test.
 #include <gtest/gtest.h>
+
+#include "tmakit/terminal_text.hpp"
 #include <sys/mman.h>
 
 #include <fstream>
@@ -269,3 +271,17 @@ TEST(WatchRules, EveryWatchRuleIsDocumented) {
 
 }  // namespace
 }  // namespace tmakit::watch
+
+namespace {
+
+// What libtmakit_watch.so prints inside the user's program (its findings, with the program's own
+// names, paths and Python frames) goes through terminal_lines: our newlines stay, any control
+// character the program put in a name is escaped, so it cannot forge a line or colour the terminal.
+TEST(TerminalText, LinesKeepTheirNewlinesAndEscapeTheRest) {
+  EXPECT_EQ(tmakit::terminal_lines("tmakit watch: one\ntmakit watch: two\n"), "tmakit watch: one\ntmakit watch: two\n");
+  EXPECT_EQ(tmakit::terminal_lines("tmakit watch: x.py\x1b[31m:3\n"), "tmakit watch: x.py\\x1b[31m:3\n");
+  EXPECT_EQ(tmakit::terminal_lines("kernel name\rtmakit watch: forged"), "kernel name\\x0dtmakit watch: forged");
+  EXPECT_EQ(tmakit::terminal_lines(std::string(400, 'a') + "\n").size() < 200, true);  // a token clipped
+}
+
+}  // namespace

@@ -18,6 +18,7 @@
 #include "fatbin.hpp"
 #include "../../watch/real_driver.hpp"
 #include "tmakit/instrument/instrument.hpp"
+#include "tmakit/terminal_text.hpp"
 
 namespace tmakit::watch {
 namespace {
@@ -194,6 +195,7 @@ void check_say(std::string_view text) {
     out += line.starts_with("tmakit check: ") ? fmt::format("{}\n", line) : fmt::format("tmakit check: {}\n", line);
     start = end + 1;
   }
+  out = terminal_lines(out);  // kernel names, paths and sites come from the program
   [[maybe_unused]] ssize_t n = ::write(2, out.data(), out.size());
 }
 
