@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "random_forms.hpp"
 #include "seed_examples.hpp"
 #include "tmakit/ptx/instruction.hpp"
 
@@ -125,39 +126,10 @@ TEST(Printer, RoundTripsEveryForm) {
   std::mt19937 rng(7);
   for (const auto& f : spec::forms()) {
     for (int trial = 0; trial < 20; ++trial) {
-      std::string text(f.opcode);
-      for (const auto& s : f.slots) {
-        if (!s.required && rng() % 2) continue;
-        text += s.choices[rng() % s.choices.size()].text;
-      }
-      Diagnostics d;
-      auto sel = spec::match(text, d);
-      ASSERT_TRUE(sel) << text;
-      if (spec::check_combination(*sel).has_errors()) continue;
-      std::string ops;
-      int n = 0;
-      for (const auto* o : spec::operands_of(*sel)) {
-        if (o->optional && rng() % 2) break;
-        std::string s;
-        int len = spec::vector_length(*sel, *o);
-        auto vec = [&] {
-          std::string v = "{";
-          for (int k = 0; k < len; ++k) v += (k ? ", " : "") + std::string("r") + std::to_string(k);
-          return v + "}";
-        };
-        switch (o->kind) {
-          case spec::OperandKind::address: s = "[a" + std::to_string(n) + "+16]"; break;
-          case spec::OperandKind::tensor: s = "[map, " + vec() + "]"; break;
-          case spec::OperandKind::vector: s = vec(); break;
-          case spec::OperandKind::sink: s = "_"; break;
-          case spec::OperandKind::state: s = o->discard && rng() % 2 ? "_" : "st"; break;
-          case spec::OperandKind::predicate: s = "p"; break;
-          case spec::OperandKind::value: s = o->immediate || rng() % 2 ? "-32" : "v" + std::to_string(n); break;
-        }
-        ops += (n++ ? ", " : " ") + s;
-      }
-      auto inst = parse(text + ops + ";");
-      ASSERT_TRUE(inst) << text + ops;
+      const auto text = ptx::test::random_instruction(f, rng);
+      if (!text) continue;
+      auto inst = parse(*text);
+      ASSERT_TRUE(inst) << *text;
       std::string printed = ptx::print(*inst);
       auto again = parse(printed);
       ASSERT_TRUE(again) << printed;

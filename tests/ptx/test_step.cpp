@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "random_forms.hpp"
 #include "tmakit/ptx/step.hpp"
 
 namespace {
@@ -62,38 +63,13 @@ TEST(Decode, EveryFormPutsEveryOperandInOneSlot) {
   int decoded = 0;
   for (const auto& f : spec::forms()) {
     for (int trial = 0; trial < 20; ++trial) {
-      std::string text(f.opcode);
-      for (const auto& s : f.slots)
-        if (s.required || rng() % 2) text += s.choices[rng() % s.choices.size()].text;
-      Diagnostics d;
-      auto sel = spec::match(text, d);
-      ASSERT_TRUE(sel) << text;
-      if (spec::check_combination(*sel).has_errors()) continue;
-      std::string ops;
-      int n = 0;
-      for (const auto* o : spec::operands_of(*sel)) {
-        if (o->optional && rng() % 2) break;
-        const int len = spec::vector_length(*sel, *o);
-        std::string vec = "{";
-        for (int k = 0; k < len; ++k) vec += (k ? ", r" : "r") + std::to_string(k);
-        vec += "}";
-        std::string s;
-        switch (o->kind) {
-          case spec::OperandKind::address: s = "[a" + std::to_string(n) + "]"; break;
-          case spec::OperandKind::tensor: s = "[map, " + vec + "]"; break;
-          case spec::OperandKind::vector: s = vec; break;
-          case spec::OperandKind::sink: s = "_"; break;
-          case spec::OperandKind::state: s = "st"; break;
-          case spec::OperandKind::predicate: s = "p"; break;
-          case spec::OperandKind::value: s = o->immediate ? "0" : "v" + std::to_string(n); break;
-        }
-        ops += (n++ ? ", " : " ") + s;
-      }
+      const auto text = ptx::test::random_instruction(f, rng);
+      if (!text) continue;
       Diagnostics pd;
-      auto inst = ptx::parse_instruction(text + ops + ";", pd);
-      ASSERT_TRUE(inst) << text + ops;
+      auto inst = ptx::parse_instruction(*text, pd);
+      ASSERT_TRUE(inst) << *text;
       ptx::Step step = ptx::decode(*inst);
-      ASSERT_EQ(step.body.index(), expected_alternative(f.op)) << text;
+      ASSERT_EQ(step.body.index(), expected_alternative(f.op)) << *text;
       EXPECT_EQ(step.mnemonic, spec::canonical_mnemonic(inst->sel));
       // Each written operand exactly once, by name, with its role; nothing else.
       std::map<std::string, int> written, slotted;
@@ -106,10 +82,10 @@ TEST(Decode, EveryFormPutsEveryOperandInOneSlot) {
       if (f.op == spec::Op::tensormap) continue;  // not modelled: no slots
       for (const auto& slot : ptx::operand_slots(step)) {
         ++slotted[std::string(slot.name)];
-        EXPECT_EQ(slot.role, roles[std::string(slot.name)]) << text << " " << slot.name;
-        EXPECT_EQ(slot.operand->str(), inst->operand(slot.name)->str()) << text << " " << slot.name;
+        EXPECT_EQ(slot.role, roles[std::string(slot.name)]) << *text << " " << slot.name;
+        EXPECT_EQ(slot.operand->str(), inst->operand(slot.name)->str()) << *text << " " << slot.name;
       }
-      EXPECT_EQ(slotted, written) << text + ops;
+      EXPECT_EQ(slotted, written) << *text;
       ++decoded;
     }
   }
