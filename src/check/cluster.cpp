@@ -140,6 +140,13 @@ bool ClusterReplay::step(const ptx::Step& step, size_t idx, bool hold) {
 }
 
 bool ClusterReplay::process(size_t idx) {
+  engine_->set_clock(idx + 1);
+  if (!process_record(idx)) return false;
+  previous_[who(t_.records[idx], t_.meta)] = idx;
+  return true;
+}
+
+bool ClusterReplay::process_record(size_t idx) {
   const Record& r = t_.records[idx];
   const auto op = static_cast<TraceOp>(r.op);
   const Who w = who(r, t_.meta);
@@ -163,8 +170,12 @@ bool ClusterReplay::process(size_t idx) {
   }
   const bool wait = op == TraceOp::mbar_test_wait || op == TraceOp::mbar_try_wait;
   const bool succeeded = r.flags & instrument::kFlagWaitComplete;
-  // A failed test changes nothing: it is replayed only where it is a hang's last word.
-  if (wait && !succeeded) return true;
+  // A failed poll is a fact about the barrier at that moment (observe_failed_wait); it is
+  // stepped as a blocking wait only where it is a hang's last word (end_of_trace).
+  if (wait && !succeeded) {
+    failed_poll(idx);
+    return true;
+  }
   if (op >= TraceOp::bulk_copy && op <= TraceOp::tensor_prefetch) before_copy(idx);
   std::optional<size_t> map;
   if (auto it = map_of_.find(idx); it != map_of_.end()) map = it->second;
@@ -191,6 +202,92 @@ bool ClusterReplay::process(size_t idx) {
   if (op == TraceOp::mbar_arrive) decoder_->note_token(r, "$" + std::to_string(static_cast<int>(r.op)) + "_");
   report_.replayed++;
   return true;
+}
+
+// The hardware's poll returned false: the phase its parity (or state token) names had not
+// completed. Where the model would let the wait pass, the copies in flight to that barrier are
+// the model's free choice: they land (in completion order) until the model agrees. When none
+// is left to land and the model still lets the wait pass, no schedule of the model matches the
+// hardware: check.wait-disagrees says where (a warning: an arrive recorded before its
+// instruction ran can make the model run ahead of the hardware by one record).
+void ClusterReplay::failed_poll(size_t idx) {
+  const Record& r = t_.records[idx];
+  auto d = decoder_->decode(r, std::nullopt, false, "$f_");
+  if (!d.step) return;
+  const Who w = who(r, t_.meta);
+  if (w.cta >= ctas_) return;  // step() reports the rank when the thread's next step runs
+  if (engine_->observe_failed_wait(*d.step, w.cta, where(idx))) return;
+  // The poll ran after the thread's previous record was written and before its own: a phase
+  // the model completed at a later record may have completed after the poll on the hardware
+  // (a wait's record is written after it returns, an arrive without a result before it runs).
+  // Only a phase complete before the thread's previous record contradicts the poll.
+  std::string state;
+  const auto prev = previous_.find(w);
+  if (auto a = value_of(r, t_.sites[r.site], "addr")) {
+    const SharedAddress sa = split_shared(*a, ranked_);
+    if (const model::MBarrier* b = engine_->find_barrier(sa.rank.value_or(w.cta), sa.offset)) {
+      if (b->completed_at == 0 || prev == previous_.end() || b->completed_at - 1 >= prev->second) return;
+      state = ": on the model the barrier is in " + b->describe() + ", its last phase completed at record " +
+              std::to_string(b->completed_at - 1) + ", before this thread's previous record (" +
+              std::to_string(prev->second) + ")";
+    }
+  }
+  const auto p = value_of(r, t_.sites[r.site], "phaseParity");
+  sink_.add("check.wait-disagrees", Severity::warning,
+            "the hardware's poll of this wait returned false" +
+                (p ? " (phaseParity " + std::to_string(*p) + ")" : std::string()) +
+                ", but every order of completions the model can choose lets it pass" + state +
+                "; the trace lacks an operation on this barrier, or the model's order of events is not the "
+                "hardware's",
+            idx);
+}
+
+// Why a hung barrier's phase never completes, from the trace: which threads arrived on it in
+// its earlier phases, and where each of them stands now. A thread that fed the barrier and now
+// waits itself (on this barrier or another) is the classic cycle: its next arrive, and the copy
+// that brings the bytes, sit behind its wait.
+std::string ClusterReplay::behind_the_wait(size_t wait_record, const std::vector<size_t>& final_waits) const {
+  const Record& wr = t_.records[wait_record];
+  const auto addr = value_of(wr, t_.sites[wr.site], "addr");
+  if (!addr) return "";
+  const SharedAddress sa = split_shared(*addr, ranked_);
+  const std::pair<int, uint32_t> bar{sa.rank.value_or(who(wr, t_.meta).cta), sa.offset};
+  std::string out;
+  if (auto p = value_of(wr, t_.sites[wr.site], "phaseParity")) {
+    out += "; the waiters poll for parity " + std::to_string(*p);
+    if (const model::MBarrier* b = engine_->find_barrier(bar.first, bar.second))
+      out += *p == (b->phase & 1) ? ", the parity of the phase it is in (" + std::to_string(b->phase) + "), so they wait for that phase to complete"
+                                  : ", the phase before the one it is in";
+  }
+  std::map<Who, size_t> arrivers;  // each thread's last arrive on the barrier
+  for (size_t idx : records_) {
+    const Record& r = t_.records[idx];
+    if (static_cast<TraceOp>(r.op) != TraceOp::mbar_arrive) continue;
+    auto a = value_of(r, t_.sites[r.site], "addr");
+    if (!a) continue;
+    const SharedAddress s = split_shared(*a, ranked_);
+    if (std::pair<int, uint32_t>{s.rank.value_or(who(r, t_.meta).cta), s.offset} == bar) arrivers[who(r, t_.meta)] = idx;
+  }
+  if (arrivers.empty()) return out + "; no thread of the trace ever arrived on it";
+  std::map<Who, size_t> waiting;
+  for (size_t idx : final_waits) waiting[who(t_.records[idx], t_.meta)] = idx;
+  int said = 0;
+  for (const auto& [w, arrive] : arrivers) {
+    if (said == 3) {
+      out += "; and " + std::to_string(arrivers.size() - 3) + " more threads arrived on it";
+      break;
+    }
+    const std::string thread = "cta " + std::to_string(w.cta) + " thread " + std::to_string(w.thread);
+    if (auto it = waiting.find(w); it != waiting.end())
+      out += "; " + thread + " arrived on it before (last at " + site_place(t_, t_.records[arrive].site) +
+             ") and now waits itself at " + site_place(t_, t_.records[it->second].site) +
+             ": its next arrive, and the copy that brings the bytes, sit behind that wait";
+    else if (auto last = last_of_.find(w); last != last_of_.end())
+      out += "; " + thread + " arrived on it before (last at " + site_place(t_, t_.records[arrive].site) +
+             ") and did not arrive again: its last record is at " + site_place(t_, t_.records[last->second].site);
+    ++said;
+  }
+  return out;
 }
 
 // Each thread's last record where it is a wait that failed: where a hung kernel stands.
@@ -223,8 +320,10 @@ void ClusterReplay::end_of_trace() {
   // With an operation left out, what the end of the program would say (bytes never
   // delivered, a barrier never completing) may be that operation's absence: say nothing.
   if (incomplete_) {
-    report_.notes.push_back("operations of this cluster could not be replayed, so the end-of-program checks "
-                            "(deadlocks, unbalanced transaction counts) are not made");
+    const auto& c = who(t_.records[records_.front()], t_.meta).cluster;
+    report_.skipped.push_back("the end-of-program checks (deadlocks, unbalanced transaction counts) of cluster (" +
+                              std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]) +
+                              "): operations of it could not be replayed (the notes say which)");
     return;
   }
   // Records dropped past the capacity (a completed kernel that wrote more than the buffer
@@ -252,6 +351,7 @@ void ClusterReplay::end_of_trace() {
                    " at " + site_place(t_, t_.records[final_waits[i]].site);
       }
       if (final_waits.size() > 8) waiting += "; and " + std::to_string(final_waits.size() - 8) + " more";
+      if (rec) d.message += behind_the_wait(*rec, final_waits);
       report_.outcome_explained = "the kernel hung with " + std::to_string(final_waits.size()) +
                                   " threads in a wait that never completes (" + waiting + "); the model names the "
                                   "barrier above [check.hang]";

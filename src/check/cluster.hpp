@@ -38,12 +38,15 @@ class ClusterReplay {
   // Ordering: each thread's records in index order; a thread whose wait the model cannot
   // satisfy yet holds its later records until another thread's step unblocks it.
   bool process(size_t idx);  // false: a blocking wait the model cannot satisfy yet
+  bool process_record(size_t idx);
   void retry();
   void end_of_trace();
   bool step(const ptx::Step& step, size_t idx, bool hold);
+  void failed_poll(size_t idx);  // the hardware's failed poll, a fact the model must agree with
   std::string where(size_t idx) const;
   std::optional<size_t> record_in(const std::string& place) const;
   std::vector<size_t> failing_last_waits() const;
+  std::string behind_the_wait(size_t wait_record, const std::vector<size_t>& final_waits) const;
   std::string timeout_text() const;  // " within 5.000 s", or ""
 
 
@@ -80,6 +83,7 @@ class ClusterReplay {
   std::map<size_t, bool> valid_;           // map index -> the validator accepts it
   std::map<Who, size_t> last_of_;          // each thread's last record
   std::map<Who, std::deque<size_t>> held_;
+  std::map<Who, size_t> previous_;         // each thread's record replayed last
 
   // Rule state, by record index (the trace's total order).
   struct Wait {

@@ -34,7 +34,11 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
   if (report.holes)
     report.notes.push_back(std::to_string(report.holes) + " records were reserved but never written (a thread "
                            "stopped between taking an index and writing its record); they are skipped");
-  if (t.meta.next && *t.meta.next > t.meta.capacity)
+  if (t.meta.next && *t.meta.next > t.meta.capacity) {
+    if (t.meta.outcome != "timeout")
+      report.skipped.push_back("the end-of-program checks (unbalanced transaction counts, deadlocks): " +
+                               std::to_string(*t.meta.next - t.meta.capacity) + " records were dropped past the capacity of " +
+                               std::to_string(t.meta.capacity) + " (tmakit check --capacity raises it)");
     report.notes.push_back(std::to_string(*t.meta.next - t.meta.capacity) +
                            " records were dropped past the trace's capacity of " + std::to_string(t.meta.capacity) +
                            ": the replay sees only the first ones" +
@@ -42,12 +46,15 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
                                                         : std::string(", so no end-of-program check (unbalanced "
                                                                       "transaction counts, deadlocks) is made")) +
                            " (tmakit check --capacity raises it)");
+  }
   report.clusters = static_cast<int>(clusters.size());
   detail::FindingSink sink(t);
   for (auto& [id, records] : clusters) {
     if (report.clusters_replayed >= options.max_clusters) {
       report.notes.push_back(std::to_string(report.clusters - report.clusters_replayed) +
                              " clusters past the first " + std::to_string(options.max_clusters) + " are not replayed");
+      report.skipped.push_back("every check of " + std::to_string(report.clusters - report.clusters_replayed) +
+                               " clusters: not replayed (past the first " + std::to_string(options.max_clusters) + ")");
       break;
     }
     detail::ClusterReplay(t, std::move(records), options, sink, report).run();
@@ -99,10 +106,12 @@ std::string to_text(const Report& r) {
     }
   }
   for (const std::string& n : r.notes) out += "note: " + terminal_line(n) + "\n";
+  for (const std::string& n : r.skipped) out += "skipped: " + terminal_line(n) + "\n";
   out += "tmakit check: " + r.outcome + "; " + std::to_string(r.records) + " records (" + std::to_string(r.holes) +
          " holes), " + std::to_string(r.replayed) + " replayed on the model, " + std::to_string(r.clusters_replayed) +
          " of " + std::to_string(r.clusters) + " clusters; " + std::to_string(errors) + " errors, " +
-         std::to_string(warnings) + " warnings\n";
+         std::to_string(warnings) + " warnings" +
+         (r.skipped.empty() ? std::string() : "; " + std::to_string(r.skipped.size()) + " checks skipped") + "\n";
   return out;
 }
 
@@ -122,7 +131,8 @@ nlohmann::json to_json(const Report& r) {
           {"clusters_replayed", r.clusters_replayed},
           {"clean", r.clean()},
           {"findings", findings},
-          {"notes", r.notes}};
+          {"notes", r.notes},
+          {"skipped", r.skipped}};
 }
 
 }  // namespace tmakit::check

@@ -173,7 +173,9 @@ MBarrier& Engine::barrier(BarrierRef ref, const std::string& where) {
   if (ref.offset % 8)
     fail("mbarrier.align", "mbarrier at shared offset " + std::to_string(ref.offset) + " is not 8-byte aligned", where);
   check_shared_range(ref.cta, ref.offset, 8, "the mbarrier", where);
-  return barriers_[ref];
+  MBarrier& b = barriers_[ref];
+  b.clock = &clock_;
+  return b;
 }
 
 // ---- stepping ----

@@ -174,6 +174,26 @@ bool Engine::wait_satisfied(const ptx::MbarWait& w, int cta, const std::string& 
   return true;
 }
 
+bool Engine::observe_failed_wait(const ptx::Step& step, int cta, const std::string& where) {
+  const auto* w = std::get_if<ptx::MbarWait>(&step.body);
+  if (!w) return true;
+  admit(step, cta, where);
+  if (const auto& guard = step.guard()) {
+    const bool run = (eval({guard->predicate, 0}, where).v != 0) != guard->negated;
+    if (!run) return true;
+  }
+  const BarrierRef ref{cta, shared_cta_address(w->addr, cta, "addr", where)};
+  while (wait_satisfied(*w, cta, where, false)) {
+    std::vector<int> feeding;
+    for (const auto& [id, op] : in_flight_)
+      for (const auto& s : op.signals)
+        if (s.first.cta == ref.cta && s.first.offset == ref.offset) feeding.push_back(id);
+    if (feeding.empty()) return false;
+    complete(order(feeding).front());
+  }
+  return true;
+}
+
 std::string Engine::deadlock_report(const Blocked& blocked, int cta) {
   BarrierRef ref{cta, shared_cta_address(blocked.step.as<ptx::MbarWait>().addr, cta, "addr", blocked.where)};
   const MBarrier& b = barrier(ref, blocked.where);

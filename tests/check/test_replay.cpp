@@ -138,6 +138,73 @@ TEST(CheckReplay, WrongArrivalCountHangs) {
   EXPECT_EQ(r.findings[0].thread, 3);
 }
 
+// A two-stage ring whose wait does not flip its parity when the ring wraps: round 2 waits on
+// parity 0 again. On the hardware the refill of round 1 had landed by then (the barrier was in
+// phase 2, parity 0), so the poll failed and every thread waited for a phase whose arrive
+// thread 0 makes only after its own wait. The model, free to land the refill late, must take
+// the failed poll as a fact (land it), and then name the barrier, the phase and the thread
+// whose next arrive sits behind the wait.
+TEST(CheckReplay, ParityNotFlippedOnWrapHangsAndNamesTheProducerBehindTheWait) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  t.meta()["outcome"] = "timeout";
+  produce(t, m, m.box_bytes());                                                 // round 0: phase 0
+  for (int th : {0, 5}) t.rec(kWaitParity, 0, th, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+  t.rec(kArriveTx, 0, 0, {{"state", {0}}, {"addr", {kBar}}, {"txCount", {m.box_bytes()}}});  // round 1: phase 1
+  t.map_bytes(kLoad, 0, 0, m.descriptor());
+  t.rec(kLoad, 0, 0, {{"dstMem", {kBuf}}, {"tensorMap", {kMapAddr}}, {"tensorCoords", {0, 32}}, {"mbar", {kBar}}});
+  for (int th : {5, 0}) t.rec(kWaitParity, 0, th, {{"addr", {kBar}}, {"phaseParity", {0}}}, false);  // should be 1
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"check.hang"}) << tmakit::check::to_text(r);
+  const std::string& msg = r.findings[0].message;
+  EXPECT_NE(msg.find("phase 2 (parity 0): 1 of 1 arrivals pending"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the waiters poll for parity 0, the parity of the phase it is in (2)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cta 0 thread 0 arrived on it before (last at /src/pipeline.cu:20) and now waits itself at "
+                     "/src/pipeline.cu:22"),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(r.outcome_explained.find("the hang is in code the trace does not show"), std::string::npos)
+      << r.outcome_explained;
+}
+
+// A failed poll where nothing is in flight and the phase it names completed before the
+// polling thread's previous record: no completion the model can choose, and no order of the
+// records, makes the phase incomplete when the poll ran. The replay says the model and the
+// hardware disagree there.
+TEST(CheckReplay, AFailedPollNoScheduleExplainsIsSaid) {
+  Trace t;
+  t.rec(kInit, 0, 0, {{"addr", {kBar}}, {"count", {1}}});
+  t.rec(kArrive, 0, 1, {{"state", {0}}, {"addr", {kBar}}});  // record 1 completes phase 0
+  t.rec(kLdShared, 0, 5, {{"addr", {kBuf}}, {"size", {4}}});  // thread 5's record 2
+  t.rec(kWaitParity, 0, 5, {{"addr", {kBar}}, {"phaseParity", {0}}}, false);
+  auto r = t.replay();
+  ASSERT_EQ(rules(r), std::vector<std::string>{"check.wait-disagrees"}) << tmakit::check::to_text(r);
+  EXPECT_EQ(r.findings[0].severity, "warning");
+  EXPECT_EQ(r.findings[0].line, kWaitParity);
+  EXPECT_NE(r.findings[0].message.find("phase 1 (parity 1): 1 of 1 arrivals pending"), std::string::npos)
+      << r.findings[0].message;
+  EXPECT_NE(r.findings[0].message.find("completed at record 1, before this thread's previous record (2)"),
+            std::string::npos)
+      << r.findings[0].message;
+}
+
+// The same poll where the completion may have come after it: the polling thread's previous
+// record comes before the arrive's, so the poll may have run before the arrive (a wait's record
+// is written after the poll; CUTLASS's consumers poll while producers arrive). No finding.
+TEST(CheckReplay, AFailedPollThatMayPrecedeTheCompletionIsNoFinding) {
+  for (bool first : {true, false}) {  // the poll is the thread's first record, or follows another
+    Trace t;
+    t.rec(kInit, 0, 0, {{"addr", {kBar}}, {"count", {1}}});
+    if (!first) t.rec(kLdShared, 0, 5, {{"addr", {kBuf}}, {"size", {4}}});
+    t.rec(kArrive, 0, 1, {{"state", {0}}, {"addr", {kBar}}});
+    t.rec(kWaitParity, 0, 5, {{"addr", {kBar}}, {"phaseParity", {0}}}, false);
+    t.rec(kWaitParity, 0, 5, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+    auto r = t.replay();
+    EXPECT_TRUE(r.findings.empty()) << tmakit::check::to_text(r);
+  }
+}
+
 TEST(CheckReplay, WrongParityReturnsBeforeTheData) {
   Map m;
   Trace t;

@@ -93,6 +93,7 @@ void forward(int sig) {
 
 struct Summary {
   int launches = 0, completed = 0, hung = 0, faulted = 0, findings = 0, errors = 0, unchecked = 0;
+  int incomplete = 0;  // launches whose replay skipped checks (records dropped, clusters not replayed)
 };
 
 Summary read_summary(const fs::path& run_dir) {
@@ -109,6 +110,7 @@ Summary read_summary(const fs::path& run_dir) {
     s.findings += j.value("findings", 0);
     s.errors += j.value("errors", j.value("findings", 0));  // a record without the split counts all as errors
     s.unchecked += j.value("replay_status", -1) == 2 || j.value("replay_status", -1) < 0;
+    s.incomplete += j.value("skipped", 0) > 0;
   }
   return s;
 }
@@ -199,12 +201,15 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
   if (g_hung.load() != 0) status = 124;  // as timeout(1): a launch did not finish
   // Errors make a clean exit 1; warnings only with --strict (a warning must never fail a correct program).
   else if (status == 0 && (s.errors > 0 || (o.strict && s.findings > 0))) status = 1;
+  // Nothing found, but not everything was checked: not a clean bill of health.
+  else if (status == 0 && s.incomplete > 0) status = 3;
   if (!o.quiet || s.findings > 0 || s.hung > 0 || s.faulted > 0) {
     std::string line = s.launches == 0
                            ? "no instrumented kernel was launched"
                            : fmt::format("{} checked ({} completed, {} hung, {} faulted), {}", plural(s.launches, "launch", "launches"),
                                          s.completed, s.hung, s.faulted, plural(s.findings, "finding", "findings"));
     if (s.unchecked > 0) line += fmt::format("; {} could not be replayed", s.unchecked);
+    if (s.incomplete > 0) line += fmt::format("; {} checked incompletely (their reports say which checks were skipped)", plural(s.incomplete, "launch was", "launches were"));
     if (!o.save_trace.empty() && s.launches > 0) line += fmt::format("; traces in {}", o.save_trace);
     fmt::print(stderr, "tmakit check: {}; exit status {}\n", line, status);
   }
@@ -239,7 +244,7 @@ void add_check_command(CLI::App& app, int& status) {
   cmd->add_flag("--strict", o->strict, "warnings, too, make the exit status 1 (by default only errors do)");
   cmd->prefix_command();
   cmd->footer("The command and its arguments follow the options, after --. Exit status: the program's; 1 when it "
-              "exited 0 but errors were reported (warnings too with --strict); 124 when a launch hung; 2 unusable input (docs/check.md).");
+              "exited 0 but errors were reported (warnings too with --strict); 3 when it exited 0, nothing was found, but checks were skipped (records dropped, clusters not replayed); 124 when a launch hung; 2 unusable input (docs/check.md).");
   cmd->callback([o, cmd, &status] {
     if (!o->replay.empty()) {
       status = check_replay(o->replay, o->json, o->strict);

@@ -1,7 +1,8 @@
 // `tmakit check --replay DIR [--json]`: a trace directory (docs/check-replay.md) replayed on the
 // model and reported. DIR is one launch's directory, or a run's directory holding launch-<n>/
 // directories (each replayed in turn, under a header line). Exit 0 without errors, 1 errors
-// (with --strict: any finding, warnings too), 2 unusable input. The `check` subcommand is registered by check_command.cpp,
+// (with --strict: any finding, warnings too), 3 none but checks were skipped (Report::skipped),
+// 2 unusable input. The `check` subcommand is registered by check_command.cpp,
 // which calls this for `--replay`.
 #include <algorithm>
 #include <cstdio>
@@ -82,7 +83,7 @@ int check_replay(const fs::path& dir, bool json, bool strict) {
       return 2;
     }
   }
-  bool clean = true;
+  bool clean = true, complete = true;
   std::string out;
   if (json && dirs.size() == 1 && dirs[0] == dir) {
     out = check::to_json(reports[0].second).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -93,12 +94,13 @@ int check_replay(const fs::path& dir, bool json, bool strict) {
   }
   for (const auto& [d, r] : reports) {
     clean = clean && (strict ? r.clean() : !r.has_errors());
+    complete = complete && r.skipped.empty();
     if (json) continue;
     if (reports.size() > 1 || d != dir) out += "== " + d.string() + "\n";
     out += check::to_text(r);
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return clean ? 0 : 1;
+  return !clean ? 1 : complete ? 0 : 3;
 }
 
 }  // namespace tmakit::cli

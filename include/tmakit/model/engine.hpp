@@ -63,6 +63,16 @@ class Engine {
   // one step unless it is a blocking wait the model cannot satisfy yet; then nothing is
   // held and false is returned (in-flight operations feeding the barrier may have completed).
   bool try_step(const ptx::Step& step, int cta, int thread, const std::string& where);
+  // For the same drivers: the hardware saw this wait (try_wait/test_wait) return false. While
+  // the model would let it pass, the operations in flight that feed its barrier complete (in
+  // completion order), so that the model's state agrees with the hardware's: a failed poll on a
+  // parity that names the phase before the current one says the current phase, too, had
+  // completed. False when no such choice makes the wait fail (the model cannot agree); the
+  // barrier is then left as it was found after the completions.
+  bool observe_failed_wait(const ptx::Step& step, int cta, const std::string& where);
+  // A clock the driver advances (tmakit check: the record being replayed, plus one): each
+  // barrier notes when its last phase completed (MBarrier::completed_at).
+  void set_clock(uint64_t clock) { clock_ = clock; }
   // The barrier at shared offset `offset` of `cta`, or nullptr when none was ever touched.
   const MBarrier* find_barrier(int cta, uint32_t offset) const;
   // The description of an operation in flight that still writes any of the shared bytes
@@ -180,6 +190,7 @@ class Engine {
   std::map<BarrierRef, std::vector<std::string>> barrier_history_;  // every op issued against a barrier
   Diagnostics warnings_;
   int next_op_ = 1;
+  uint64_t clock_ = 0;
   std::mt19937_64 rng_;
 };
 

@@ -19,6 +19,10 @@ struct MBarrier {
   // and which operations (by description) fed it.
   int64_t armed = 0, delivered = 0;
   std::vector<std::string> feeders;
+  // When the last phase completed, on a clock the driver keeps (Engine::set_clock: tmakit check
+  // sets the trace's record index); 0 when no phase completed or no clock is kept.
+  uint64_t completed_at = 0;
+  const uint64_t* clock = nullptr;
 
   void init(int64_t count);
   void expect_tx(int64_t n);

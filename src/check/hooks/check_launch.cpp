@@ -94,7 +94,7 @@ fs::path fresh_launch_dir(const fs::path& root) {
 struct ReplayResult {
   int status = -1;  // tmakit check --replay's exit status: 0 clean, 1 findings, 2 unusable; -1 not run
   std::string report;
-  int findings = 0, errors = 0, warnings = 0;  // counted from the report's lines
+  int findings = 0, errors = 0, warnings = 0, skipped = 0;  // counted from the report's lines
 };
 
 // `tmakit check --replay DIR`, as a child with the preload library taken out of its environment.
@@ -141,6 +141,7 @@ ReplayResult run_replay(const fs::path& dir) {
   for (std::string line; std::getline(in, line);) {
     res.errors += line.find(": error: ") != std::string::npos;
     res.warnings += line.find(": warning: ") != std::string::npos;
+    res.skipped += line.rfind("skipped: ", 0) == 0;
   }
   res.findings = res.errors + res.warnings;
   return res;
@@ -321,7 +322,7 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
   append_launch_line({{"pid", getpid()}, {"kernel", fn->name}, {"outcome", info.outcome},
                       {"driver_result", info.driver_result}, {"records", records.size()},
                       {"replay_status", replay.status}, {"findings", replay.findings}, {"errors", replay.errors},
-                      {"warnings", replay.warnings}, {"trace", dir.string()},
+                      {"warnings", replay.warnings}, {"skipped", replay.skipped}, {"trace", dir.string()},
                       {"gpu_ms", gpu_ms ? nlohmann::json(*gpu_ms) : nlohmann::json(nullptr)}});
   if (info.outcome == "timeout") hand_over_to_parent();
   return launched;

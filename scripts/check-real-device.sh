@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# `tmakit check` on programs people really run (docs/check.md, "Real programs"), in two parts:
+#   scripts/check-real-device.sh build    here: tmakit, libtmakit_watch.so, tmakit-ptxas (BUILD_DIR,
+#        default build), the ring of tests/gpu/check/ring (four variants in one binary), CUTLASS's
+#        Hopper GEMM examples 48 (cooperative, 4×2 clusters, multicast) and 49 (ping-pong,
+#        cooperative, 2×1 clusters) built with PTX embedded from PyPI nvidia-cutlass's sources
+#        (pip download, into .gpubuild/ext), and Triton's tutorials when TRITON_TUTORIALS names a
+#        folder holding them: everything into .gpubuild/real, packed as .gpupack/real.tar.xz
+#        (carry .gpupack; ignored by git).
+#   scripts/check-real-device.sh device   on the GPU machine, from the repository root: each program
+#        plain and under `tmakit check --save-trace`, its exit status, the head lines and findings;
+#        $OUT/log.txt and the traces as $OUT/traces-<part>.tar.xz. REAL_PARTS picks sections
+#        ("ring cutlass triton"); GEMM_SIZE (default 1024) the CUTLASS problem size.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+R=$ROOT/.gpubuild/real
+CUTLASS_VERSION=${CUTLASS_VERSION:-4.2.0.0}
+ARCH="-gencode=arch=compute_90a,code=[sm_90a,compute_90a]"
+
+build() {
+  local b=${BUILD_DIR:-$ROOT/build}
+  ninja -C "$b" -j2 tmakit tmakit_watch tmakit_ptxas || exit 1
+  rm -rf "$R" && mkdir -p "$R"
+  strip -o "$R/tmakit" "$b/tools/tmakit/tmakit"
+  strip -o "$R/libtmakit_watch.so" "$b/src/watch/libtmakit_watch.so"
+  strip -o "$R/tmakit-ptxas" "$b/tools/check/tmakit-ptxas"
+  local fmt; fmt=$(ldd "$b/tools/tmakit/tmakit" | awk '/libfmt/ {print $3; exit}')
+  [ -n "$fmt" ] && cp -L "$fmt" "$R/"
+  echo "== ring"
+  nvcc -std=c++20 -O2 -lineinfo $ARCH tests/gpu/check/ring/ring.cu -o "$R/ring" || exit 1
+  echo "== CUTLASS $CUTLASS_VERSION examples 48 and 49"
+  local ext=$ROOT/.gpubuild/ext src
+  src=$ext/cutlass/cutlass_library/source
+  if [ ! -d "$src/include" ]; then
+    mkdir -p "$ext" && python3 -m pip download -q --no-deps "nvidia-cutlass==$CUTLASS_VERSION" -d "$ext" &&
+      unzip -q -o "$ext"/nvidia_cutlass-*.whl -d "$ext/cutlass" || exit 1
+  fi
+  for ex in 48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm 49_hopper_gemm_with_collective_builder/49_collective_builder; do
+    nvcc -std=c++17 -O3 -lineinfo --expt-relaxed-constexpr -DNDEBUG $ARCH -I"$src/include" \
+      -I"$src/tools/util/include" -I"$src/examples/common" "$src/examples/$ex.cu" -o "$R/$(basename "$ex")" \
+      -diag-suppress 177,550 || exit 1
+  done
+  if [ -n "${TRITON_TUTORIALS:-}" ]; then cp -r "$TRITON_TUTORIALS" "$R/triton-tutorials"; fi
+  mkdir -p "$ROOT/.gpupack"
+  tar -C "$ROOT" -cf - .gpubuild/real | xz -T2 -6 > "$ROOT/.gpupack/real.tar.xz"
+  ls -la "$R" "$ROOT/.gpupack"
+}
+
+# One program plain, then under tmakit check; NAME for the trace folder, the rest is the command.
+plain_and_checked() {
+  local name=$1 limit=$2; shift 2
+  echo "-- $name: plain"
+  local t0=$SECONDS
+  timeout -k 5 "$limit" "$@" 2>&1 | tail -12
+  echo "   exit ${PIPESTATUS[0]} ($((SECONDS - t0)) s)"
+  echo "-- $name: under tmakit check ${CHECK_ARGS:-}"
+  t0=$SECONDS
+  timeout -k 5 $((limit * 4)) "$R/tmakit" check --timeout "${CHECK_TIMEOUT:-5}" ${CHECK_ARGS:-} \
+    --save-trace "$OUT/traces/$name" -- "$@" 2>&1 | grep -v '^tmakit check:   ' | head -60
+  echo "   exit ${PIPESTATUS[0]} ($((SECONDS - t0)) s)"
+}
+
+device() {
+  OUT=${OUT:-$ROOT/real-out}
+  [ -f .gpupack/real.tar.xz ] && tar -xJf .gpupack/real.tar.xz
+  rm -rf "$OUT/traces" && mkdir -p "$OUT/traces"
+  exec > >(tee "$OUT/log.txt") 2>&1
+  local start=$SECONDS parts=" ${REAL_PARTS:-ring cutlass triton} " n=${GEMM_SIZE:-1024}
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
+  export LD_LIBRARY_PATH=$R${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  if [[ $parts == *" ring "* ]]; then
+    echo "== the ring (tests/gpu/check/ring/ring.cu)"
+    for mode in clean parity refill nofence; do CHECK_TIMEOUT=3 plain_and_checked "ring-$mode" 20 "$R/ring" $mode; done
+  fi
+  if [[ $parts == *" cutlass "* ]]; then
+    echo "== CUTLASS $CUTLASS_VERSION example 48 (cooperative, 4x2 clusters, multicast), ${n}^3"
+    plain_and_checked cutlass48 60 "$R/48_hopper_warp_specialized_gemm" --m=$n --n=$n --k=$n --iterations=10
+    echo "== CUTLASS $CUTLASS_VERSION example 49 (ping-pong, cooperative, 2x1 clusters), ${n}^3"
+    CHECK_ARGS="--launches 1" plain_and_checked cutlass49 120 "$R/49_collective_builder" --m=$n --n=$n --k=$n
+  fi
+  if [[ $parts == *" triton "* ]] && [ -d "$R/triton-tutorials" ]; then
+    echo "== Triton tutorials (tests/gpu/check/triton_tutorials.py)"
+    python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+    CHECK_ARGS="--launches 1" plain_and_checked triton-matmul 120 python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --only matmul
+    CHECK_ARGS="--launches 1" plain_and_checked triton-attention 120 python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --only attention
+  fi
+  echo "device half took $((SECONDS - start)) s"
+  for part in ring cutlass triton; do
+    local names; names=$(cd "$OUT/traces" && ls -d ${part}* 2>/dev/null)
+    [ -n "$names" ] && tar -C "$OUT/traces" -cf - $names | xz -T8 -6 > "$OUT/traces-$part.tar.xz"
+  done
+  rm -rf "$OUT/traces"
+  ls -la "$OUT"
+}
+
+case "${1:-}" in
+  build) build ;;
+  device) device ;;
+  *) echo "usage: scripts/check-real-device.sh build|device" >&2; exit 2 ;;
+esac
