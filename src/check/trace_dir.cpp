@@ -145,6 +145,11 @@ std::vector<instrument::Site> parse_sites(std::string_view text) {
     site.text = string_field(s, "text", at);
     if (s.contains("after") && !s["after"].is_boolean()) bad(at + ".after", "must be true or false");
     site.after = s.value("after", false);
+    if (s.contains("lanes_at"))
+      site.lanes_at = static_cast<uint32_t>(unsigned_field(s, "lanes_at", at, instrument::kRecordBytes - 4));
+    if (site.lanes_at && site.lanes_at < instrument::kValuesOffset)
+      bad(at + ".lanes_at", std::to_string(site.lanes_at) + " lies in the record's head and ids (below " +
+                                std::to_string(instrument::kValuesOffset) + ")");
     if (s.contains("loc")) {
       const json& loc = s["loc"];
       site.file = string_field(loc, "file", at + ".loc");
@@ -204,6 +209,36 @@ std::vector<EncodedMap> parse_maps(std::string_view text) {
   return maps;
 }
 
+// A warp record (trace.hpp, kFlagWarp) as the records of the lanes it stands for, in lane order:
+// each lane's linear %tid is the warp's first (the recording lane's, less its lane number) plus
+// its own lane number; everything else is the recording lane's.
+void expand_warp_record(const instrument::Record& r, const instrument::Site& site, const LaunchMeta& meta,
+                        const std::string& w, std::vector<instrument::Record>& out) {
+  if (site.lanes_at == 0 || site.lanes_at + 4 > instrument::kRecordBytes)
+    bad(w + ".flags", "a warp record of site " + std::to_string(r.site) + ", whose sites.json entry has no lanes_at");
+  uint32_t lanes = 0;
+  std::memcpy(&lanes, reinterpret_cast<const uint8_t*>(&r) + site.lanes_at, 4);
+  const uint64_t bx = meta.block[0], by = meta.block[1];
+  const uint64_t linear = r.tid_x + bx * (r.tid_y + by * uint64_t{r.tid_z});
+  const uint64_t lane = linear % 32, first = linear - lane;
+  if (!(lanes >> lane & 1))
+    bad(w + ".lanes", "the lane mask " + std::to_string(lanes) + " does not hold the recording lane " + std::to_string(lane));
+  const uint64_t threads = bx * by * meta.block[2];
+  for (uint32_t k = 0; k < 32; ++k) {
+    if (!(lanes >> k & 1)) continue;
+    if (first + k >= threads)
+      bad(w + ".lanes", "lane " + std::to_string(k) + " of the warp is thread " + std::to_string(first + k) +
+                            ", past the block's " + std::to_string(threads) + " threads");
+    instrument::Record x = r;
+    x.flags = static_cast<uint16_t>(r.flags & ~instrument::kFlagWarp);
+    std::memset(reinterpret_cast<uint8_t*>(&x) + site.lanes_at, 0, 4);
+    const uint64_t t = first + k;
+    x.tid_x = static_cast<uint16_t>(t % bx), x.tid_y = static_cast<uint16_t>(t / bx % by);
+    x.tid_z = static_cast<uint16_t>(t / (bx * by));
+    out.push_back(x);
+  }
+}
+
 std::vector<instrument::Record> parse_records(std::string_view bin, const LaunchMeta& meta,
                                               const std::vector<instrument::Site>& sites) {
   if (bin.size() % instrument::kRecordBytes)
@@ -212,11 +247,16 @@ std::vector<instrument::Record> parse_records(std::string_view bin, const Launch
   if (n > kMaxRecords) bad("trace.bin", std::to_string(n) + " records, above the limit " + std::to_string(kMaxRecords));
   if (n != meta.records)
     bad("trace.bin", "holds " + std::to_string(n) + " records but meta.json.records says " + std::to_string(meta.records));
-  std::vector<instrument::Record> records(n);
-  if (n) std::memcpy(records.data(), bin.data(), bin.size());
+  std::vector<instrument::Record> raw(n);
+  if (n) std::memcpy(raw.data(), bin.data(), bin.size());
+  std::vector<instrument::Record> records;
+  records.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
-    const instrument::Record& r = records[i];
-    if (r.op == 0) continue;  // a hole: reserved, never written
+    const instrument::Record& r = raw[i];
+    if (r.op == 0) {  // a hole: reserved, never written
+      records.push_back(r);
+      continue;
+    }
     const std::string w = "trace.bin record " + std::to_string(i);
     if (!known_op(r.op) && r.op != kOpTensorMapLo && r.op != kOpTensorMapHi)
       bad(w + ".op", "unknown operation code " + std::to_string(r.op));
@@ -226,6 +266,14 @@ std::vector<instrument::Record> parse_records(std::string_view bin, const Launch
     if (r.op != want && r.op != kOpTensorMapLo && r.op != kOpTensorMapHi)
       bad(w + ".op", "operation " + std::to_string(r.op) + " but its site " + std::to_string(r.site) + " is operation " +
                          std::to_string(want) + " (" + std::string(instrument::to_string(sites[r.site].op)) + ")");
+    if (!(r.flags & instrument::kFlagWarp)) {
+      records.push_back(r);
+    } else {
+      expand_warp_record(r, sites[r.site], meta, w, records);
+    }
+    if (records.size() > kMaxLaneRecords)
+      bad("trace.bin", "its records stand for more than " + std::to_string(kMaxLaneRecords) +
+                           " records of single threads (warp records expanded), above the limit");
   }
   return records;
 }

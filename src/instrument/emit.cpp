@@ -102,6 +102,15 @@ void map_records(Writer& w, std::vector<std::string>& out, const MapRead& m, uin
 
 }  // namespace
 
+uint32_t lanes_at(const Plan& plan) {
+  if (plan.map || plan.op == TraceOp::shared_load || plan.op == TraceOp::shared_store) return 0;
+  uint32_t end = kValuesOffset;
+  for (const Entry& e : plan.entries)
+    if (e.field.count) end = std::max(end, e.field.offset + e.field.stride * (e.field.count - 1) + e.field.bytes);
+  end = (end + 3) / 4 * 4;
+  return end + 4 <= kRecordBytes ? end : 0;
+}
+
 Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
   Writer w(prefix);
   Code c;
@@ -153,6 +162,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
   // instructions below wait for no one else.
   const int records = plan.map ? 3 : 1;
   const std::string cap = w.d(next_d++);
+  const uint32_t warp_at = lanes_at(plan);
+  const std::string uniform = w.p(4);
   // A wait loop is recorded at its first failed poll and at its success: the polls between
   // change nothing the replay uses (a failed wait is read only as a hung thread's last word,
   // and the first one says the same), and they were most of a waiting kernel's records. The
@@ -163,6 +174,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
                         plan.wait_result + ";");
     rec_lines.push_back("and.pred " + on + ", " + on + ", " + w.p(3) + ";");
   }
+  const std::string voters_reg = w.r(next_r + 1);
   {
     const std::string mask = w.r(next_r++), voters = w.r(next_r++), below = w.r(next_r++), rank = w.r(next_r++),
                       count = w.r(next_r++), lo = w.r(next_r++), hi = w.r(next_r++);
@@ -175,6 +187,42 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     l.push_back("and.b32 " + below + ", " + below + ", " + voters + ";");
     l.push_back("popc.b32 " + rank + ", " + below + ";");
     l.push_back("popc.b32 " + count + ", " + voters + ";");
+    if (warp_at) {
+      // A warp record when every voter's values agree (match.all.sync over the voters, who all
+      // run it: it is guarded by `on`) and so does a wait's outcome: one record, written by the
+      // lowest voter (rank 0), its lane mask beside the values.
+      l.push_back("mov.pred " + uniform + ", " + on + ";");
+      const std::string same = w.p(5), scratch32 = w.r(next_r);
+      for (size_t i = 0; i < plan.entries.size(); ++i)
+        for (size_t k = 0; k < operands[i].size(); ++k) {
+          const Source& src = plan.entries[i].elems[k];
+          if (src.kind == Source::Kind::imm) continue;
+          std::string v = operands[i][k];
+          const bool wide = src.kind == Source::Kind::address || src.bits == 64;
+          if (src.kind == Source::Kind::reg && src.bits == 16) {
+            l.push_back("@" + on + " cvt.u32.u16 " + scratch32 + ", " + v + ";");
+            v = scratch32;
+          }
+          // d is the 32-bit mask of the agreeing lanes whatever the type; only the predicate is used.
+          l.push_back("@" + on + " match.all.sync.b" + std::string(wide ? "64 " : "32 ") + w.r(next_r + 1) + "|" + same +
+                      ", " + v + ", " + voters + ";");
+          l.push_back("@" + on + " and.pred " + uniform + ", " + uniform + ", " + same + ";");
+        }
+      if (!plan.wait_result.empty()) {
+        l.push_back("vote.sync.ballot.b32 " + w.r(next_r) + ", " + plan.wait_result + ", " + mask + ";");
+        l.push_back("and.b32 " + w.r(next_r) + ", " + w.r(next_r) + ", " + voters + ";");
+        l.push_back("setp.eq.u32 " + same + ", " + w.r(next_r) + ", 0;");
+        l.push_back("setp.eq.or.u32 " + same + ", " + w.r(next_r) + ", " + voters + ", " + same + ";");
+        l.push_back("and.pred " + uniform + ", " + uniform + ", " + same + ";");
+      }
+      // Only the lowest voter writes a warp record; the others write nothing.
+      l.push_back("selp.u32 " + count + ", 1, " + count + ", " + uniform + ";");
+      l.push_back("setp.eq.u32 " + same + ", " + rank + ", 0;");
+      l.push_back("not.pred " + w.p(6) + ", " + uniform + ";");
+      l.push_back("or.pred " + same + ", " + same + ", " + w.p(6) + ";");
+      l.push_back("and.pred " + on + ", " + on + ", " + same + ";");
+      l.push_back("selp.u32 " + rank + ", 0, " + rank + ", " + uniform + ";");
+    }
     l.push_back("setp.eq.and.u32 " + first + ", " + rank + ", 0, " + on + ";");
     l.push_back("mul.wide.u32 " + reserve + ", " + count + ", " + n + ";");
     l.push_back("mov.u64 " + rec + ", 0;");
@@ -198,6 +246,10 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     rec_lines.push_back("setp.le.and.u64 " + write + ", " + last + ", " + cap + ", " + on + ";");
   }
   rec_lines.push_back("mad.lo.u64 " + rec + ", " + rec + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
+  if (warp_at) {
+    rec_lines.push_back("and.pred " + w.p(5) + ", " + write + ", " + uniform + ";");
+    rec_lines.push_back(store(w.p(5), rec, warp_at, 4, voters_reg));
+  }
   // The ids' scratch registers: past every register a value of the record is held in.
   const int id_r = next_r, id_d = next_d + 2;
   if (plan.map) map_records(w, rec_lines, *plan.map, id, write, rec, w.d(next_d), w.d(next_d + 1), id_r, id_d);
@@ -219,6 +271,11 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     head_value = cap;
     rec_lines.push_back("selp.b64 " + cap + ", " + std::to_string(head | uint64_t(kFlagWaitComplete) << 48) + ", " +
                         std::to_string(head) + ", " + plan.wait_result + ";");
+  }
+  if (warp_at) {
+    if (head_value != cap) rec_lines.push_back("mov.b64 " + cap + ", " + head_value + ";");
+    head_value = cap;
+    rec_lines.push_back("@" + uniform + " or.b64 " + cap + ", " + cap + ", " + std::to_string(uint64_t(kFlagWarp) << 48) + ";");
   }
   rec_lines.push_back(store(write, rec, 0, 8, head_value));
   if (plan.wait_result.empty()) rec_lines.push_back("mov.u32 " + streak + ", " + none + ";");

@@ -335,6 +335,7 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     site.text = s.piece->text;
     site.after = s.plan.after;
     for (const auto& e : s.plan.entries) site.fields.push_back(e.field);
+    site.lanes_at = detail::lanes_at(s.plan);
     out.sites.push_back(std::move(site));
   }
   for (size_t f = 0; f < fn_open.size(); ++f)

@@ -61,6 +61,9 @@ struct Code {
   RegCounts regs;
 };
 
+// Where a warp record of the plan's site keeps its lane mask (Site::lanes_at), 0 for none.
+uint32_t lanes_at(const Plan& plan);
+
 // The lines that write the record of site `id`; `prefix` names the fresh registers ("__tmakit").
 Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix);
 

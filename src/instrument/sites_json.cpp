@@ -51,6 +51,7 @@ std::string sites_json(const std::vector<Site>& sites) {
                         {"form", s.form},       {"function", s.function}, {"ptx_line", s.ptx_line},
                         {"text", s.text},       {"after", s.after},       {"fields", fields}};
     if (s.line > 0) j["loc"] = {{"file", s.file}, {"line", s.line}, {"column", s.column}};
+    if (s.lanes_at) j["lanes_at"] = s.lanes_at;
     list.push_back(std::move(j));
   }
   nlohmann::json out = {{"version", 1}, {"record_bytes", kRecordBytes}, {"trace_symbol", kTraceSymbol},

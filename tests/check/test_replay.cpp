@@ -205,6 +205,54 @@ TEST(CheckReplay, AFailedPollThatMayPrecedeTheCompletionIsNoFinding) {
   }
 }
 
+// A warp record (one record for the lanes of a warp whose values agree) is read back as one
+// record a lane: the clean pipeline's consumers as four warp records (lanes 0-31 of each
+// warp, 128 threads) replay as 128 waits, and the same trace with one record a thread is the
+// same report.
+TEST(CheckReplay, WarpRecordsStandForEveryLaneInTheirMask) {
+  Map m;
+  auto build = [&](bool warps) {
+    Trace t;
+    t.encoded(m);
+    produce(t, m, m.box_bytes());
+    for (int w = 0; w < 4; ++w) {
+      if (warps) {
+        t.rec(kWaitParity, 0, 32 * w + 3, {{"addr", {kBar}}, {"phaseParity", {0}}}, true).warp(0xFFFFFFF8u);
+        for (int l = 0; l < 3; ++l) t.rec(kWaitParity, 0, 32 * w + l, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+      } else {
+        for (int l = 0; l < 32; ++l) t.rec(kWaitParity, 0, 32 * w + l, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+      }
+    }
+    return t;
+  };
+  Trace warps = build(true), threads = build(false);
+  const auto dir = warps.parsed();
+  ASSERT_EQ(dir.records.size(), threads.parsed().records.size());
+  std::vector<int> seen(128, 0);
+  for (const auto& r : dir.records)
+    if (r.op == static_cast<uint16_t>(tmakit::instrument::TraceOp::mbar_try_wait)) {
+      EXPECT_EQ(r.flags, tmakit::instrument::kFlagWaitComplete);
+      seen.at(r.tid_x)++;
+    }
+  EXPECT_EQ(seen, std::vector<int>(128, 1));
+  const auto a = warps.replay(), b = threads.replay();
+  EXPECT_TRUE(a.findings.empty()) << tmakit::check::to_text(a);
+  EXPECT_EQ(a.replayed, b.replayed);
+  // A mask without the recording lane, or one past the block, is refused with the record named.
+  Trace bad = build(false);
+  bad.rec(kWaitParity, 0, 5, {{"addr", {kBar}}, {"phaseParity", {0}}}, true).warp(0x1u);
+  EXPECT_THROW(bad.parsed(), tmakit::check::TraceError);
+  Trace past = build(false);
+  past.rec(kWaitParity, 0, 96, {{"addr", {kBar}}, {"phaseParity", {0}}}, true).warp(0x3u);
+  past.meta()["block"] = {97, 1, 1};
+  try {
+    past.parsed();
+    ADD_FAILURE() << "a lane past the block was accepted";
+  } catch (const tmakit::check::TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("past the block's 97 threads"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CheckReplay, WrongParityReturnsBeforeTheData) {
   Map m;
   Trace t;

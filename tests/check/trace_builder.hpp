@@ -110,6 +110,17 @@ class Trace {
     return *this;
   }
 
+  // Marks the last record a warp record standing for `lanes` (trace.hpp, kFlagWarp), the mask
+  // at its site's lanes_at, as the instrumented code writes it when the lanes' values agree.
+  Trace& warp(uint32_t lanes) {
+    Record& r = records_.back();
+    const Site& s = k_.sites[r.site];
+    EXPECT_GT(s.lanes_at, 0u) << "site " << r.site << " has no lanes_at";
+    r.flags |= tmakit::instrument::kFlagWarp;
+    std::memcpy(reinterpret_cast<uint8_t*>(&r) + s.lanes_at, &lanes, 4);
+    return *this;
+  }
+
   // The two companion records of a tensor operation: the map's 128 bytes.
   Trace& map_bytes(int line, int cta, int thread, const std::array<uint8_t, 128>& bytes) {
     for (uint16_t half = 0; half < 2; ++half) {

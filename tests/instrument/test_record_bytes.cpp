@@ -104,6 +104,25 @@ void run(Warp& w, const std::vector<std::string>& lines) {
       for (int l = 0; l < lanes; ++l) if (runs(l)) w.regs[l][ops[0]] = bits;
       continue;
     }
+    if (op == "match.all.sync.b32" || op == "match.all.sync.b64") {  // d|p, a, membermask
+      const auto bar = ops[0].find('|');
+      const std::string d = ops[0].substr(0, bar), pred = ops[0].substr(bar + 1);
+      for (int l = 0; l < lanes; ++l) {
+        if (!runs(l)) continue;
+        const uint64_t members = val(l, ops[2]);
+        bool same = true;
+        for (int k = 0; k < lanes; ++k)
+          if (members >> k & 1) {
+            ASSERT_TRUE(runs(k)) << "lane " << k << " is in the member mask but does not run: " << line;
+            uint64_t a = val(k, ops[1]), b = val(l, ops[1]);
+            if (op.back() == '2') a &= 0xFFFFFFFF, b &= 0xFFFFFFFF;
+            same = same && a == b;
+          }
+        w.regs[l][d] = same ? members : 0;
+        w.regs[l][pred] = same;
+      }
+      continue;
+    }
     if (op == "shfl.sync.idx.b32") {
       std::vector<uint64_t> src(lanes);
       for (int l = 0; l < lanes; ++l) src[l] = val(l, ops[1]);
@@ -148,6 +167,14 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = c;
       } else if (op == "and.pred") {
         r[ops[0]] = v(1) && v(2);
+      } else if (op == "or.pred") {
+        r[ops[0]] = v(1) || v(2);
+      } else if (op == "not.pred") {
+        r[ops[0]] = !v(1);
+      } else if (op == "or.b64") {
+        r[ops[0]] = v(1) | v(2);
+      } else if (op == "cvt.u32.u16") {
+        r[ops[0]] = v(1) & 0xFFFF;
       } else if (op == "activemask.b32") {
         r[ops[0]] = mask;
       } else if (op == "and.b32") {
@@ -169,7 +196,7 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = v(1) * v(2) + v(3);
       } else if (op == "cvt.u64.u32") {
         r[ops[0]] = v(1) & 0xFFFFFFFF;
-      } else if (op == "selp.b64" || op == "selp.b32") {
+      } else if (op == "selp.b64" || op == "selp.b32" || op == "selp.u32") {
         r[ops[0]] = v(3) ? v(1) : v(2);
       } else if (op == "bfi.b32") {  // bfi d, a, b, pos, len: b with bits [pos, pos+len) from a
         const uint64_t pos = v(3), len = v(4), field = ((1ull << len) - 1) << pos;
@@ -245,6 +272,9 @@ TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
     SCOPED_TRACE(k);
     want.site = heads[k].first;
     want.op = static_cast<uint16_t>(heads[k].second);
+    // The init's values are the same in every recording lane (here one): a warp record. A
+    // tensor operation (three records a lane) never is.
+    want.flags = heads[k].second == TraceOp::mbar_init ? instrument::kFlagWarp : 0;
     Record got = w.record(k);
     // Bytes 0..31 (head and ids) exactly; the values are the table's business (other tests).
     EXPECT_EQ(std::memcmp(&got, &want, 32), 0) << "site " << got.site << " op " << got.op << " ctaid " << std::hex
@@ -263,29 +293,63 @@ TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
 
 // One reservation a warp: the recording lanes' records are consecutive, in lane order, from
 // where the counter stood; lanes whose guard is false write nothing; past the capacity nothing
-// is written but the counter still counts every record.
+// is written but the counter still counts every record. Where every recording lane's values
+// agree, one warp record stands for them all: the lowest lane's ids, kFlagWarp, the lanes' mask
+// at the site's lanes_at.
 TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
   Instrumented in;
-  for (uint64_t start : {0u, 5u}) {
-    SCOPED_TRACE(start);
+  ASSERT_GT(in.r.sites[kWait].lanes_at, 0u);
+  for (bool same : {false, true})
+    for (uint64_t start : {0u, 5u}) {
+      SCOPED_TRACE(testing::Message() << "start " << start << (same ? ", same parity" : ", parity by lane"));
+      Warp w(32, 64);
+      w.words[2] = start;
+      std::vector<int> voters;
+      uint32_t mask = 0;
+      for (int l = 0; l < 32; ++l) {
+        w.regs[l]["%r1"] = same ? 1 : l & 1;  // the wait's phaseParity
+        w.regs[l]["%p3"] = 1;                 // the poll succeeded in every lane
+      }
+      for (int l = 0; l < 32; ++l)
+        if (l != 29) voters.push_back(l), mask |= 1u << l;
+      w.active[29] = false;  // a lane that is elsewhere (diverged, or exited) takes no part
+      run(w, in.prologue());
+      run(w, lines_of_site(in.r.text, kWait));
+      const size_t n = same ? 1 : voters.size();
+      ASSERT_EQ(w.words[2], start + n);
+      for (size_t i = 0; i < start; ++i) EXPECT_EQ(w.record(i).op, 0) << i;
+      for (size_t i = 0; i < n; ++i) {
+        const Record r = w.record(start + i);
+        EXPECT_EQ(r.op, static_cast<uint16_t>(TraceOp::mbar_try_wait)) << i;
+        EXPECT_EQ(r.tid_x, voters[i]) << i;
+        EXPECT_EQ((r.flags & instrument::kFlagWarp) != 0, same) << i;
+        EXPECT_NE(r.flags & instrument::kFlagWaitComplete, 0) << i;
+        uint32_t lanes = 0;
+        std::memcpy(&lanes, reinterpret_cast<const uint8_t*>(&r) + in.r.sites[kWait].lanes_at, 4);
+        EXPECT_EQ(lanes, same ? mask : 0u) << i;
+      }
+      EXPECT_EQ(w.record(start + n).op, 0);
+    }
+  // A poll that succeeded in some lanes and failed in others: the outcome differs, one record a lane.
+  {
+    Warp w(4, 64);
+    for (int l = 0; l < 4; ++l) w.regs[l]["%r1"] = 0, w.regs[l]["%p3"] = l < 2;
+    run(w, in.prologue());
+    run(w, lines_of_site(in.r.text, kWait));
+    ASSERT_EQ(w.words[2], 4u);
+    for (int l = 0; l < 4; ++l) EXPECT_EQ(w.record(l).flags, l < 2 ? instrument::kFlagWaitComplete : 0) << l;
+  }
+  // The init's values are the same in every lane whose guard holds: one warp record for them.
+  {
     Warp w(32, 64);
-    w.words[2] = start;
-    std::vector<int> voters;
-    for (int l = 0; l < 32; ++l) {
-      w.regs[l]["%p2"] = l % 3 != 0;
-      if (l % 3) voters.push_back(l);
-    }
-    w.active[29] = false;  // a lane that is elsewhere (diverged, or exited) takes no part
-    voters.erase(std::find(voters.begin(), voters.end(), 29));
+    uint32_t mask = 0;
+    for (int l = 0; l < 32; ++l) w.regs[l]["%p2"] = l % 3 != 0, mask |= l % 3 ? 1u << l : 0;
     run(w, lines_of_site(in.r.text, kInit));
-    ASSERT_EQ(w.words[2], start + voters.size());
-    for (size_t i = 0; i < start; ++i) EXPECT_EQ(w.record(i).op, 0) << i;
-    for (size_t i = 0; i < voters.size(); ++i) {
-      const Record r = w.record(start + i);
-      EXPECT_EQ(r.op, static_cast<uint16_t>(TraceOp::mbar_init)) << i;
-      EXPECT_EQ(r.tid_x, voters[i]) << i;
-    }
-    EXPECT_EQ(w.record(start + voters.size()).op, 0);
+    ASSERT_EQ(w.words[2], 1u);
+    EXPECT_EQ(w.record(0).tid_x, 1);
+    uint32_t lanes = 0;
+    std::memcpy(&lanes, w.mem.data() + in.r.sites[kInit].lanes_at, 4);
+    EXPECT_EQ(lanes, mask);
   }
   // Three records a lane for a tensor operation: each lane's three are together.
   Warp w(4, 64);
@@ -300,12 +364,13 @@ TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
                                                                                            : TraceOp::tensor_load))
         << i;
   }
-  // A capacity of 10 and 21 voters: 10 written, 21 counted.
+  // A capacity of 10 and 21 voters whose values differ: 10 written, 21 counted.
   Warp full(32, 10);
-  for (int l = 0; l < 32; ++l) full.regs[l]["%p2"] = l % 3 != 0;
-  run(full, lines_of_site(in.r.text, kInit));
+  for (int l = 0; l < 32; ++l) full.regs[l]["%r1"] = l & 1, full.regs[l]["%p3"] = 1, full.active[l] = l % 3 != 0;
+  run(full, in.prologue());
+  run(full, lines_of_site(in.r.text, kWait));
   EXPECT_EQ(full.words[2], 21u);
-  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(full.record(i).op, static_cast<uint16_t>(TraceOp::mbar_init)) << i;
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(full.record(i).op, static_cast<uint16_t>(TraceOp::mbar_try_wait)) << i;
   // Tracing off (no records address): nothing reserved, nothing written.
   Warp off(32, 10);
   off.words[0] = 0;

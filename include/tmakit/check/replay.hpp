@@ -32,6 +32,8 @@ inline constexpr uint16_t kOpTensorMapLo = 25, kOpTensorMapHi = 26, kOpSharedLoa
 
 // Limits that keep the replay bounded whatever the input (docs/check-replay.md).
 inline constexpr uint64_t kMaxRecords = 1u << 22;          // 512 MiB of trace.bin
+// Records of single threads once warp records are expanded (1 GiB held in memory).
+inline constexpr uint64_t kMaxLaneRecords = 1u << 23;
 inline constexpr uint64_t kMaxSites = 1u << 20;
 inline constexpr uint64_t kMaxMaps = 1u << 16;
 inline constexpr uint64_t kMaxFileBytes = 512ull << 20;    // trace.bin

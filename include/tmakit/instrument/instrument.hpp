@@ -41,6 +41,10 @@ struct Site {
   std::string text;       // the instruction as written
   bool after = false;     // the record is written after the instruction (it has results)
   std::vector<Field> fields;
+  // Where a warp record of this site keeps its lane mask (trace.hpp, kFlagWarp); 0: the site
+  // writes one record a lane always (a tensor operation with its map records, shared loads and
+  // stores, whose addresses differ by lane, or values that fill the record).
+  uint32_t lanes_at = 0;
 };
 
 struct Result {
