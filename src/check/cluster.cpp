@@ -65,8 +65,21 @@ std::optional<size_t> ClusterReplay::record_in(const std::string& place) const {
 std::string ClusterReplay::where(size_t idx) const {
   const Record& r = t_.records[idx];
   const Who w = who(r, t_.meta);
-  return site_place(t_, r.site) + " (cta " + std::to_string(w.cta) + ", thread " + std::to_string(w.thread) +
-         ", record " + std::to_string(idx) + ")";
+  // Every step is named by its place (millions a launch): each site's text is made once.
+  if (places_.empty()) places_.resize(t_.sites.size());
+  std::string& place = places_[r.site];
+  if (place.empty()) place = site_place(t_, r.site);
+  std::string out;
+  out.reserve(place.size() + 48);
+  out += place;
+  out += " (cta ";
+  out += std::to_string(w.cta);
+  out += ", thread ";
+  out += std::to_string(w.thread);
+  out += ", record ";
+  out += std::to_string(idx);
+  out += ')';
+  return out;
 }
 
 void ClusterReplay::run() {
@@ -142,7 +155,7 @@ bool ClusterReplay::step(const ptx::Step& step, size_t idx, bool hold) {
 bool ClusterReplay::process(size_t idx) {
   engine_->set_clock(idx + 1);
   if (!process_record(idx)) return false;
-  previous_[who(t_.records[idx], t_.meta)] = idx;
+  previous_[thread_key(who(t_.records[idx], t_.meta))] = idx;
   return true;
 }
 
@@ -222,7 +235,7 @@ void ClusterReplay::failed_poll(size_t idx) {
   // (a wait's record is written after it returns, an arrive without a result before it runs).
   // Only a phase complete before the thread's previous record contradicts the poll.
   std::string state;
-  const auto prev = previous_.find(w);
+  const auto prev = previous_.find(thread_key(w));
   if (auto a = value_of(r, t_.sites[r.site], "addr")) {
     const SharedAddress sa = split_shared(*a, ranked_);
     if (const model::MBarrier* b = engine_->find_barrier(sa.rank.value_or(w.cta), sa.offset)) {
@@ -282,7 +295,7 @@ std::string ClusterReplay::behind_the_wait(size_t wait_record, const std::vector
       out += "; " + thread + " arrived on it before (last at " + site_place(t_, t_.records[arrive].site) +
              ") and now waits itself at " + site_place(t_, t_.records[it->second].site) +
              ": its next arrive, and the copy that brings the bytes, sit behind that wait";
-    else if (auto last = last_of_.find(w); last != last_of_.end())
+    else if (auto last = last_of_.find(thread_key(w)); last != last_of_.end())
       out += "; " + thread + " arrived on it before (last at " + site_place(t_, t_.records[arrive].site) +
              ") and did not arrive again: its last record is at " + site_place(t_, t_.records[last->second].site);
     ++said;
@@ -293,11 +306,11 @@ std::string ClusterReplay::behind_the_wait(size_t wait_record, const std::vector
 // Each thread's last record where it is a wait that failed: where a hung kernel stands.
 std::vector<size_t> ClusterReplay::failing_last_waits() const {
   std::vector<size_t> out;
-  for (const auto& [w, idx] : last_of_) {
+  for (const auto& [key, idx] : last_of_) {
     const Record& r = t_.records[idx];
     const auto op = static_cast<TraceOp>(r.op);
     if ((op == TraceOp::mbar_try_wait || op == TraceOp::mbar_test_wait) && !(r.flags & instrument::kFlagWaitComplete) &&
-        !held_.count(w))
+        !held_.count(who(r, t_.meta)))
       out.push_back(idx);
   }
   std::sort(out.begin(), out.end());

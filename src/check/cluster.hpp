@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "decode.hpp"
 
@@ -27,6 +28,9 @@ class FindingSink {
 
 // "file:line" of a record's site (the .loc, else the PTX line).
 std::string site_place(const TraceDir& t, uint32_t site);
+
+// A thread of one cluster as one number, ordered as Who is within a cluster (CTA, then thread).
+inline uint32_t thread_key(const Who& w) { return static_cast<uint32_t>(w.cta) << 16 | static_cast<uint32_t>(w.thread); }
 
 class ClusterReplay {
  public:
@@ -81,9 +85,10 @@ class ClusterReplay {
   std::vector<EncodedMap> maps_;           // t_.maps, then maps derived by tensormap.replace
   std::map<size_t, size_t> map_of_;        // tensor-op record -> index in maps_
   std::map<size_t, bool> valid_;           // map index -> the validator accepts it
-  std::map<Who, size_t> last_of_;          // each thread's last record
+  std::map<uint32_t, size_t> last_of_;     // each thread's last record, by thread_key
   std::map<Who, std::deque<size_t>> held_;
-  std::map<Who, size_t> previous_;         // each thread's record replayed last
+  mutable std::vector<std::string> places_;  // where(): each site's place, made once
+  std::unordered_map<uint32_t, size_t> previous_;  // each thread's record replayed last, by thread_key
 
   // Rule state, by record index (the trace's total order).
   struct Wait {

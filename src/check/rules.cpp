@@ -101,18 +101,22 @@ void ClusterReplay::scan_maps() {
   for (size_t idx : records_) {
     const Record& r = t_.records[idx];
     const Who w = who(r, t_.meta);
-    last_of_[w] = idx;
+    last_of_[thread_key(w)] = idx;
     // Shared addresses that carry the rank: a CTA of rank r >= 1 initialises a barrier at r << 24 | offset.
     if (static_cast<TraceOp>(r.op) == TraceOp::mbar_init && w.cta >= 1)
       if (auto a = value_of(r, t_.sites[r.site], "addr"); a && (*a >> 24) == static_cast<uint64_t>(w.cta)) ranked_ = true;
+    const auto op = static_cast<TraceOp>(r.op);
+    const bool companion_op = r.op == kOpTensorMapLo || r.op == kOpTensorMapHi;
+    if (!companion_op && !is_tensor(op) && op != TraceOp::tensormap_replace && op != TraceOp::tensormap_cp_fenceproxy &&
+        op != TraceOp::bulk_copy && op != TraceOp::bulk_reduce && op != TraceOp::bulk_prefetch)
+      continue;  // most records (waits, arrives, fences) name no map or global range
     auto& [bytes, seen] = companion[w];
-    if (r.op == kOpTensorMapLo || r.op == kOpTensorMapHi) {
+    if (companion_op) {
       const int half = r.op == kOpTensorMapHi;
       std::copy(r.values, r.values + 64, bytes.begin() + 64 * half);
       seen |= 1 << half;
       continue;
     }
-    const auto op = static_cast<TraceOp>(r.op);
     const Site& site = t_.sites[r.site];
     if (is_tensor(op) || op == TraceOp::tensormap_replace || op == TraceOp::tensormap_cp_fenceproxy) {
       auto hit = seen == 3 ? by_bytes.find(bytes) : by_bytes.end();
@@ -324,8 +328,9 @@ void ClusterReplay::explain_fault() {
   std::string last;
   int listed = 0;
   bool copy_found = false;
-  for (const auto& [w, idx] : last_of_) {
+  for (const auto& [key, idx] : last_of_) {
     const Record& r = t_.records[idx];
+    const Who w = who(r, t_.meta);
     const auto op = static_cast<TraceOp>(r.op);
     if (listed++ < 16)
       last += std::string(last.empty() ? "" : "; ") + "cta " + std::to_string(w.cta) + " thread " +

@@ -11,6 +11,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "tmakit/model/mbarrier.hpp"
@@ -191,6 +192,7 @@ class Engine {
   Diagnostics warnings_;
   int next_op_ = 1;
   uint64_t clock_ = 0;
+  std::unordered_set<std::string> clean_forms_;  // admit(): instructions the checks passed
   std::mt19937_64 rng_;
 };
 

@@ -1,0 +1,71 @@
+// Throughput of `tmakit check --replay` on one core (docs/benchmarks.md, "Replay"): every
+// recorded whole-launch trace of real programs in tests/vectors/check/real-*/ (CUTLASS and
+// Triton kernels the H100 ran under `tmakit check`) replayed on the model, in records a second
+// (counted after warp records are expanded: the records the replay steps). The baseline beside
+// it is reading the same directory (load_trace_dir: files, JSON, records), so the ratio says
+// what the replay itself costs. TMAKIT_BENCH_TRACES (a folder of launch directories) replaces
+// the recorded set.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tmakit/check/replay.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> trace_dirs() {
+  std::vector<fs::path> out;
+  const char* env = std::getenv("TMAKIT_BENCH_TRACES");
+  const fs::path root = env ? fs::path(env) : fs::path(TMAKIT_SOURCE_DIR) / "tests/vectors/check";
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(root, ec))
+    if (e.path().filename() == "meta.json" && (env || e.path().string().find("/real-") != std::string::npos))
+      out.push_back(e.path().parent_path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const std::vector<tmakit::check::TraceDir>& traces() {
+  static const std::vector<tmakit::check::TraceDir> all = [] {
+    std::vector<tmakit::check::TraceDir> v;
+    for (const auto& d : trace_dirs()) v.push_back(tmakit::check::load_trace_dir(d));
+    return v;
+  }();
+  return all;
+}
+
+void BM_LoadTraceDir(benchmark::State& state) {
+  const auto dirs = trace_dirs();
+  if (dirs.empty()) return state.SkipWithError("no recorded traces (tests/vectors/check/real-*)");
+  uint64_t records = 0;
+  for (auto _ : state)
+    for (const auto& d : dirs) {
+      auto t = tmakit::check::load_trace_dir(d);
+      records += t.records.size();
+      benchmark::DoNotOptimize(t.records.data());
+    }
+  state.counters["records/s"] = benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsRate);
+}
+
+void BM_Replay(benchmark::State& state) {
+  const auto& all = traces();
+  if (all.empty()) return state.SkipWithError("no recorded traces (tests/vectors/check/real-*)");
+  uint64_t records = 0;
+  for (auto _ : state)
+    for (const auto& t : all) {
+      auto report = tmakit::check::replay(t);
+      records += report.records;
+      benchmark::DoNotOptimize(report.findings.data());
+    }
+  state.counters["records/s"] = benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsRate);
+}
+
+}  // namespace
+
+BENCHMARK(BM_LoadTraceDir)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Replay)->Unit(benchmark::kMillisecond);
