@@ -14,8 +14,10 @@ using instrument::TraceOp;
 
 std::string site_place(const TraceDir& t, uint32_t site) {
   const Site& s = t.sites[site];
-  if (s.line > 0) return s.file + ":" + std::to_string(s.line);
-  return t.module_name + ".ptx:" + std::to_string(s.ptx_line);
+  if (s.line <= 0) return t.module_name + ".ptx:" + std::to_string(s.ptx_line);
+  const auto frames = s.frames();
+  const auto& user = frames[instrument::user_frame(frames)];  // where the finding itself is placed
+  return user.file + ":" + std::to_string(user.line);
 }
 
 void FindingSink::add(const std::string& rule, Severity sev, const std::string& message, std::optional<size_t> record) {
@@ -34,9 +36,11 @@ void FindingSink::add(const std::string& rule, Severity sev, const std::string& 
     const Site& s = trace_.sites[r.site];
     const Who w = who(r, trace_.meta);
     f.site = r.site;
-    f.file = s.line > 0 ? s.file : trace_.module_name + ".ptx";
-    f.line = s.line > 0 ? s.line : s.ptx_line;
-    f.column = s.line > 0 ? s.column : 0;
+    f.frames = s.frames();
+    f.frame = instrument::user_frame(f.frames);
+    f.file = s.line > 0 ? f.frames[f.frame].file : trace_.module_name + ".ptx";
+    f.line = s.line > 0 ? f.frames[f.frame].line : s.ptx_line;
+    f.column = s.line > 0 ? f.frames[f.frame].column : 0;
     f.cta = w.cta;
     f.thread = w.thread;
     f.cluster = w.cluster;

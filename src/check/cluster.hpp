@@ -26,7 +26,8 @@ class FindingSink {
   std::map<std::pair<std::string, int64_t>, size_t> index_;
 };
 
-// "file:line" of a record's site (the .loc, else the PTX line).
+// "file:line" of a record's site: its user frame, as findings are placed (the innermost .loc outside
+// library headers, instrument::user_frame), else the PTX line.
 std::string site_place(const TraceDir& t, uint32_t site);
 
 // A thread of one cluster as one number, ordered as Who is within a cluster (CTA, then thread).

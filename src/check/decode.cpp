@@ -52,7 +52,9 @@ Decoder::Decoded Decoder::decode(const Record& r, std::optional<size_t> map, boo
     out.skip = "its instruction `" + site.text + "` does not parse";
     return out;
   }
-  ptx::Step step = *base;
+  auto slot_it = scratch_.find({r.site, as_blocking});
+  if (slot_it == scratch_.end()) slot_it = scratch_.emplace(std::pair{r.site, as_blocking}, *base).first;
+  ptx::Step& step = slot_it->second;  // every slot below is written again for this record
   int sym = 0;
   auto symbol = [&](model::Value v) {
     std::string name = prefix + std::to_string(sym++);
@@ -132,7 +134,7 @@ Decoder::Decoded Decoder::decode(const Record& r, std::optional<size_t> map, boo
       o.expr = {"", static_cast<int64_t>(v)};
     }
   }
-  out.step = std::move(step);
+  out.step = &step;
   return out;
 }
 

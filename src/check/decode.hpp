@@ -90,7 +90,9 @@ class Decoder {
           bool ranked);
 
   struct Decoded {
-    std::optional<ptx::Step> step;
+    // The step, valid until the next decode of the same site (each site has one step the
+    // records' values are written into: a replay decodes millions of records of a few sites).
+    const ptx::Step* step = nullptr;
     std::string skip;       // why the record is not replayed (empty: it is)
     std::string skip_rule;  // a finding's rule when skipping is the user's problem (check.map-unknown)
   };
@@ -114,6 +116,7 @@ class Decoder {
   const GlobalSpace& global_;
   bool ranked_;  // shared addresses carry the CTA rank (split_shared)
   std::map<std::pair<uint32_t, bool>, std::optional<ptx::Step>> cache_;
+  std::map<std::pair<uint32_t, bool>, ptx::Step> scratch_;  // decode(): the step each record fills
   std::map<int, ptx::Step> stores_;
   std::map<uint64_t, int64_t> tokens_;  // hardware state token -> the model's
   std::vector<bool> map_defined_;

@@ -3,6 +3,7 @@
 
 #include <cxxabi.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <memory>
 
@@ -54,6 +55,22 @@ std::string readable_kernel_name(std::string_view name, size_t max) {
   while (s.size() > max && collapse_innermost(s)) {
   }
   return s;
+}
+
+std::string readable_function_name(std::string_view name, size_t max) {
+  std::string s = demangle(name);
+  for (size_t at; (at = s.find("_INTERNAL_")) != std::string::npos;) {
+    const size_t end = s.find("::", at);
+    if (end == std::string::npos) break;
+    s.erase(at, end + 2 - at);
+  }
+  for (size_t at = 0; (at = s.find("::__", at)) != std::string::npos;) {
+    size_t k = at + 4;
+    while (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]))) ++k;
+    if (k > at + 4 && s.compare(k, 2, "::") == 0) s.erase(at, k - at);  // "::__4::" → "::"
+    else at += 4;
+  }
+  return readable_kernel_name(s, max);
 }
 
 }  // namespace tmakit::check

@@ -1,6 +1,6 @@
 // The replay of a trace directory (replay.hpp): records grouped by cluster, each cluster
 // replayed on its own engine (cluster.cpp), findings merged by rule and site, and the
-// report in clang's style or as JSON.
+// report in clang's style (placed at the user's line, the inlined frames as notes) or as JSON.
 #include <algorithm>
 
 #include "cluster.hpp"
@@ -76,6 +76,46 @@ std::string place(const Finding& f, const std::string& kernel) {
   return f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + ": ";
 }
 
+// Where a frame is and which function holds it: "FILE:LINE:COL (function)".
+std::string frame_text(const instrument::SourceFrame& f) {
+  std::string s = f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.column);
+  if (f.function) s += " (" + readable_function_name(*f.function) + ")";
+  return s;
+}
+
+// The lines after a finding for its site's other frames: the library frames inside the user's
+// line, innermost first ("inlined from"; past kShown, the middle ones are counted, not listed),
+// then the frames outside it ("called from").
+std::string frame_notes(const Finding& f) {
+  constexpr size_t kShown = 4;
+  std::string out;
+  const size_t inner = std::min(f.frame, f.frames.size());
+  for (size_t i = 0; i < inner; ++i) {
+    if (inner > kShown && i == kShown / 2) {
+      const size_t skipped = inner - kShown;
+      out += "note: … " + std::to_string(skipped) + " more inlined frame" + (skipped > 1 ? "s" : "") +
+             " (the JSON report lists every frame)\n";
+      i += skipped - 1;
+      continue;
+    }
+    out += "note: inlined from " + terminal_line(frame_text(f.frames[i])) + "\n";
+  }
+  for (size_t i = inner + 1; i < f.frames.size(); ++i)
+    out += "note: called from " + terminal_line(frame_text(f.frames[i])) + "\n";
+  return out;
+}
+
+nlohmann::json frames_json(const Finding& f) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& x : f.frames) {
+    nlohmann::json j = {{"file", x.file}, {"line", x.line}, {"column", x.column},
+                        {"library", instrument::library_file(x.file)}};
+    if (x.function) j["function"] = *x.function;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 std::string who_text(const Finding& f) {
   if (f.cta < 0) return "";
   std::string s = " (cta " + std::to_string(f.cta) + ", thread " + std::to_string(f.thread);
@@ -94,7 +134,7 @@ std::string to_text(const Report& r) {
   for (const Finding& f : r.findings) {
     // The place and message quote the trace (file names, kernel names, site texts): escaped.
     out += terminal_line(place(f, r.kernel)) + f.severity + ": " + terminal_line(f.message) + who_text(f) + " [" +
-           f.rule + "]\n";
+           f.rule + "]\n" + frame_notes(f);
     errors += f.severity == "error";
     warnings += f.severity == "warning";
   }
@@ -120,7 +160,8 @@ nlohmann::json to_json(const Report& r) {
   for (const Finding& f : r.findings)
     findings.push_back({{"rule", f.rule},     {"severity", f.severity}, {"message", f.message}, {"site", f.site},
                         {"file", f.file},     {"line", f.line},         {"column", f.column},   {"cta", f.cta},
-                        {"thread", f.thread}, {"cluster", f.cluster},   {"count", f.count}});
+                        {"thread", f.thread}, {"cluster", f.cluster},   {"count", f.count},
+                        {"frames", frames_json(f)}, {"frame", f.frame}});
   return {{"kernel", r.kernel},
           {"outcome", r.outcome},
           {"outcome_explained", r.outcome_explained},

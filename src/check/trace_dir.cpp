@@ -117,6 +117,39 @@ instrument::Field parse_field(const json& f, const std::string& where) {
   return out;
 }
 
+using Names = std::vector<std::shared_ptr<const std::string>>;
+
+// "inlined_functions": the names of inlined functions, each written once and named by its index
+// in the frames. Optional: tables written before inlining chains were recorded have none.
+Names parse_names(const json& table, const std::string& w) {
+  Names names;
+  if (!table.contains("inlined_functions")) return names;
+  const json& list = table["inlined_functions"];
+  if (!list.is_array()) bad(w + ".inlined_functions", "must be an array of strings");
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string())
+      bad(w + ".inlined_functions[" + std::to_string(i) + "]", "must be a string, got " + terminal_clip(list[i].dump(), 40));
+    names.push_back(std::make_shared<const std::string>(list[i].get<std::string>()));
+  }
+  return names;
+}
+
+// A source frame: {"file", "line", "column", "function": index in inlined_functions (optional)}.
+instrument::SourceFrame parse_frame(const json& f, const std::string& where, const Names& names) {
+  instrument::SourceFrame out;
+  out.file = string_field(f, "file", where);
+  out.line = static_cast<int>(unsigned_field(f, "line", where, INT32_MAX));
+  out.column = static_cast<int>(unsigned_field(f, "column", where, INT32_MAX));
+  if (f.contains("function")) {
+    const uint64_t k = unsigned_field(f, "function", where, UINT32_MAX);
+    if (k >= names.size())
+      bad(where + ".function", std::to_string(k) + " is not an index of inlined_functions (" +
+                                   std::to_string(names.size()) + " names)");
+    out.function = names[k];
+  }
+  return out;
+}
+
 bool known_op(uint64_t op) { return (op >= 1 && op <= 24) || op == kOpSharedLoad; }
 
 std::vector<instrument::Site> parse_sites(std::string_view text) {
@@ -129,6 +162,7 @@ std::vector<instrument::Site> parse_sites(std::string_view text) {
   const json& list = field(j, "sites", w);
   if (!list.is_array()) bad(w + ".sites", "must be an array");
   if (list.size() > kMaxSites) bad(w + ".sites", std::to_string(list.size()) + " sites, above the limit");
+  const Names names = parse_names(j, w);
   std::vector<instrument::Site> sites;
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string at = w + ".sites[" + std::to_string(i) + "]";
@@ -151,10 +185,17 @@ std::vector<instrument::Site> parse_sites(std::string_view text) {
       bad(at + ".lanes_at", std::to_string(site.lanes_at) + " lies in the record's head and ids (below " +
                                 std::to_string(instrument::kValuesOffset) + ")");
     if (s.contains("loc")) {
-      const json& loc = s["loc"];
-      site.file = string_field(loc, "file", at + ".loc");
-      site.line = static_cast<int>(unsigned_field(loc, "line", at + ".loc", INT32_MAX));
-      site.column = static_cast<int>(unsigned_field(loc, "column", at + ".loc", INT32_MAX));
+      instrument::SourceFrame loc = parse_frame(s["loc"], at + ".loc", names);
+      site.file = std::move(loc.file), site.line = loc.line, site.column = loc.column;
+      site.loc_function = std::move(loc.function);
+    }
+    if (s.contains("inlined_at")) {  // optional: the frames outward of loc (docs/check.md)
+      const json& chain = s["inlined_at"];
+      if (site.line == 0) bad(at + ".inlined_at", "needs a loc with a line (the innermost frame)");
+      if (!chain.is_array() || chain.size() >= instrument::kMaxFrames)
+        bad(at + ".inlined_at", "must be an array of at most " + std::to_string(instrument::kMaxFrames - 1) + " frames");
+      for (size_t k = 0; k < chain.size(); ++k)
+        site.inlined_at.push_back(parse_frame(chain[k], at + ".inlined_at[" + std::to_string(k) + "]", names));
     }
     const json& fields = field(s, "fields", at);
     if (!fields.is_array() || fields.size() > 16) bad(at + ".fields", "must be an array of at most 16 fields");

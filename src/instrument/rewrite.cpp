@@ -1,5 +1,5 @@
 // instrument_module: lint gate → parse_module → one walk over the pieces that plans each
-// site, follows functions, `.file` and `.loc`, and collects insertions → the text with the
+// site, follows functions and `.loc` (inlining.hpp), and collects insertions → the text with the
 // insertions spliced in. Insertions are whole lines where the instruction has its line to
 // itself (every compiler output in tests/corpus/); otherwise they go on its line between
 // `/*tmakit:*/` and `/*:tmakit*/`, so they can always be told from the original.
@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "inlining.hpp"
 #include "site.hpp"
 #include "tmakit/ptx/lint.hpp"
 
@@ -102,15 +103,6 @@ std::vector<std::string_view> words(std::string_view s) {
     if (k > b) out.push_back(s.substr(b, k - b));
   }
   return out;
-}
-
-int number(std::string_view w) {
-  int v = 0;
-  for (char c : w) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return -1;
-    v = v * 10 + (c - '0');
-  }
-  return w.empty() ? -1 : v;
 }
 
 // A fresh register prefix: "__tmakit", or "__tmakitN" where the module already uses it.
@@ -230,24 +222,14 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   const std::string prefix = fresh_prefix(text);
 
   Splicer splice(text);
-  // .file index → name. nvcc writes its .file lines after the functions that name them.
-  std::unordered_map<int, std::string> files;
-  for (const Piece& p : m.pieces) {
-    auto w = p.kind == Piece::Kind::directive ? words(p.text) : std::vector<std::string_view>{};
-    if (w.size() >= 3 && w[0] == ".file" && number(w[1]) >= 0) {
-      std::string name(w[2]);
-      if (name.size() >= 2 && name.front() == '"') name = name.substr(1, name.size() - 2);
-      files[number(w[1])] = name;
-    }
-  }
+  detail::SourceLocations locs(m.pieces);
   // One walk plans every site and notes, per function, what the shared-access relevance needs
   // (its bulk copies and its calls); the sites are emitted after it.
   struct Pending {
     detail::Plan plan;
     size_t begin, end, fn;
     const Piece* piece;
-    std::string file;
-    int line = 0, column = 0;
+    int loc = -1;  // in locs
   };
   std::vector<Pending> pending;
   std::vector<FunctionFacts> facts(m.module.functions.size());
@@ -256,8 +238,6 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   bool addressed = false, pending_header = false;
   std::string header;
   int depth = 0;
-  std::string loc_file;
-  int loc_line = 0, loc_col = 0;
   size_t at = 0;  // byte offset of the current piece
   for (const Piece& p : m.pieces) {
     const size_t begin = at, end = at + p.text.size();
@@ -275,7 +255,7 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
           facts[current].entry = m.module.functions[current].entry;
           facts[current].visible = header.find(".visible") != std::string::npos ||
                                    header.find(".weak") != std::string::npos;
-          loc_file.clear(), loc_line = loc_col = 0;
+          locs.start_function();
         }
         pending_header = false;
         continue;
@@ -288,11 +268,8 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
           addressed = true;
           splice.after(end, {".weak .global .align 8 .u64 " + std::string(kTraceSymbol) + "[" +
                              std::to_string(kTraceWords) + "];"}, "");
-        } else if (w.size() >= 3 && w[0] == ".loc") {
-          auto f = files.find(number(w[1]));
-          loc_file = f == files.end() ? "" : f->second;
-          loc_line = number(w[2]);
-          loc_col = w.size() >= 4 ? std::max(number(w[3]), 0) : 0;
+        } else if (!w.empty() && w[0] == ".loc") {
+          locs.directive(p.text);
         }
         continue;
       }
@@ -308,8 +285,7 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     auto plan = detail::plan_site(p, fn.symbols, ops, out.diags, where);
     if (!plan) continue;
     if (moves_shared_async(plan->op)) facts[current].async_shared = true;
-    Pending s{std::move(*plan), begin, end, current, &p};
-    if (loc_line > 0) s.file = loc_file, s.line = loc_line, s.column = loc_col;
+    Pending s{std::move(*plan), begin, end, current, &p, locs.current()};
     pending.push_back(std::move(s));
   }
 
@@ -331,7 +307,7 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     site.form = s.plan.form;
     site.function = m.module.functions[s.fn].name;
     site.ptx_line = s.piece->line;
-    site.file = s.file, site.line = s.line, site.column = s.column;
+    locs.fill(s.loc, site);
     site.text = s.piece->text;
     site.after = s.plan.after;
     for (const auto& e : s.plan.entries) site.fields.push_back(e.field);

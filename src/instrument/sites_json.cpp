@@ -1,5 +1,7 @@
 // The site table written beside an instrumented module (OUT.sites.json), and the names of
 // the trace's operation codes (docs/check.md lists both).
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "tmakit/instrument/instrument.hpp"
@@ -41,6 +43,19 @@ std::string_view to_string(TraceOp op) {
 }
 
 std::string sites_json(const std::vector<Site>& sites) {
+  // Inlined functions' names are written once, in "inlined_functions", and named by their index
+  // there: a CuTe name runs to kilobytes, and every frame of every site in it would repeat it.
+  nlohmann::json names = nlohmann::json::array();
+  std::map<std::string_view, size_t> name_index;
+  auto frame = [&](const std::string& file, int line, int column, const std::shared_ptr<const std::string>& fn) {
+    nlohmann::json j = {{"file", file}, {"line", line}, {"column", column}};
+    if (fn) {
+      auto [it, fresh] = name_index.try_emplace(*fn, names.size());
+      if (fresh) names.push_back(*fn);
+      j["function"] = it->second;
+    }
+    return j;
+  };
   nlohmann::json list = nlohmann::json::array();
   for (const Site& s : sites) {
     nlohmann::json fields = nlohmann::json::array();
@@ -50,12 +65,18 @@ std::string sites_json(const std::vector<Site>& sites) {
     nlohmann::json j = {{"id", s.id},           {"op", to_string(s.op)}, {"op_code", static_cast<int>(s.op)},
                         {"form", s.form},       {"function", s.function}, {"ptx_line", s.ptx_line},
                         {"text", s.text},       {"after", s.after},       {"fields", fields}};
-    if (s.line > 0) j["loc"] = {{"file", s.file}, {"line", s.line}, {"column", s.column}};
     if (s.lanes_at) j["lanes_at"] = s.lanes_at;
+    if (s.line > 0) j["loc"] = frame(s.file, s.line, s.column, s.loc_function);
+    if (s.line > 0 && !s.inlined_at.empty()) {
+      nlohmann::json chain = nlohmann::json::array();
+      for (const SourceFrame& f : s.inlined_at) chain.push_back(frame(f.file, f.line, f.column, f.function));
+      j["inlined_at"] = std::move(chain);
+    }
     list.push_back(std::move(j));
   }
   nlohmann::json out = {{"version", 1}, {"record_bytes", kRecordBytes}, {"trace_symbol", kTraceSymbol},
                         {"sites", list}};
+  if (!names.empty()) out["inlined_functions"] = std::move(names);
   return out.dump(1) + "\n";
 }
 

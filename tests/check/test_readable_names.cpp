@@ -31,6 +31,22 @@ TEST(ReadableNames, ALongCutlassKernelIsDemangledAndShortened) {
   EXPECT_EQ(tmakit::check::readable_kernel_name("_Z9my_kernelPfi"), "my_kernel(float*, int)");
 }
 
+// nvcc 13's name of cuda::ptx::mbarrier_init<void> inlined into tests/check/kernels/inlined.cu (its
+// .debug_str): a file-local namespace and libcu++'s versioned one that the user never wrote.
+TEST(ReadableNames, AnInlinedFunctionLosesTheNamespacesNoOneWrites) {
+  const char* init = "_ZN41_INTERNAL_b290a375_10_inlined_cu_ba98402e4cuda3ptx3__413mbarrier_initIvEEvPmRKj";
+  EXPECT_EQ(tmakit::check::readable_kernel_name(init, 1000),
+            "_INTERNAL_b290a375_10_inlined_cu_ba98402e::cuda::ptx::__4::mbarrier_init<void>(unsigned long*, "
+            "unsigned int const&)");
+  EXPECT_EQ(tmakit::check::readable_function_name(init, 1000),
+            "cuda::ptx::mbarrier_init<void>(unsigned long*, unsigned int const&)");
+  EXPECT_EQ(tmakit::check::readable_function_name(init, 40), "cuda::ptx::mbarrier_init<void>(…)");
+  EXPECT_EQ(tmakit::check::readable_function_name(init, 30), "cuda::ptx::mbarrier_init<…>(…)");
+  EXPECT_EQ(tmakit::check::readable_function_name("_Z5stagePvPKviPmj"),
+            "stage(void*, void const*, int, unsigned long*, unsigned int)");
+  EXPECT_EQ(tmakit::check::readable_function_name("ns::__x::f"), "ns::__x::f");  // only ::__<digits>:: goes
+}
+
 TEST(ReadableNames, TheEncodeCallAndItsResultAreNamed) {
   using tmakit::tensor_map::Encode;
   const std::string t = tmakit::tensor_map::encode_refusal(Encode::tiled, 500, nullptr);

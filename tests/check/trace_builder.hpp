@@ -84,10 +84,23 @@ class Trace {
     return 0;
   }
 
+  // The site whose instruction text holds `text` (for kernels whose `.loc` lines are a library's).
+  uint32_t site_with(const std::string& text) const {
+    for (const Site& s : k_.sites)
+      if (s.text.find(text) != std::string::npos) return s.id;
+    ADD_FAILURE() << "no site holds " << text;
+    return 0;
+  }
+
   // One record: `values` gives each field by name (every element of a vector field in order).
   Trace& rec(int line, int cta, int thread, const std::map<std::string, std::vector<int64_t>>& values,
              bool wait_ok = false) {
-    const Site& s = k_.sites[site(line)];
+    return rec_at(site(line), cta, thread, values, wait_ok);
+  }
+  Trace& rec_at(uint32_t site_id, int cta, int thread, const std::map<std::string, std::vector<int64_t>>& values,
+                bool wait_ok = false) {
+    const Site& s = k_.sites[site_id];
+    const int line = s.line;
     Record r{};
     r.site = s.id;
     r.op = static_cast<uint16_t>(s.op);
@@ -123,9 +136,12 @@ class Trace {
 
   // The two companion records of a tensor operation: the map's 128 bytes.
   Trace& map_bytes(int line, int cta, int thread, const std::array<uint8_t, 128>& bytes) {
+    return map_bytes_at(site(line), cta, thread, bytes);
+  }
+  Trace& map_bytes_at(uint32_t site_id, int cta, int thread, const std::array<uint8_t, 128>& bytes) {
     for (uint16_t half = 0; half < 2; ++half) {
       Record r{};
-      r.site = site(line);
+      r.site = site_id;
       r.op = static_cast<uint16_t>(25 + half);
       r.tid_x = static_cast<uint16_t>(thread);
       r.cluster_ctarank = static_cast<uint16_t>(cta);

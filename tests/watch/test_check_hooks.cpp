@@ -230,6 +230,35 @@ TEST_F(CheckHooks, FaultIsReportedAndTheProgramGetsTheError) {
   EXPECT_EQ(read_file(dir_ / "saved" / "launch-0" / "trace.bin"), recorded_);
 }
 
+// nvcc's PTX of a kernel that calls cuda::ptx through its own helpers (tests/check/kernels/inlined.ptx):
+// the fault line names the user's line that called cuda::ptx, not CCCL's header, as the replay
+// places findings (docs/check-replay.md, "Places"). The line is found in inlined.cu by its text.
+TEST_F(CheckHooks, AFaultInInlinedCodeNamesTheUsersLine) {
+  const std::string module = std::string(TMAKIT_SOURCE_DIR) + "/tests/check/kernels/inlined.ptx";
+  const auto inst = tmakit::instrument::instrument_module(read_file(module), module);
+  ASSERT_EQ(inst.status, 0);
+  std::string bin;  // one record per site, up to the tensor copy: the last one recorded
+  for (const auto& s : inst.sites) {
+    tmakit::instrument::Record r{};
+    r.site = s.id;
+    r.op = static_cast<uint16_t>(s.op);
+    bin.append(reinterpret_cast<const char*>(&r), sizeof r);
+    if (s.op == tmakit::instrument::TraceOp::tensor_load) break;
+  }
+  std::ofstream(dir_ / "recorded.bin", std::ios::binary) << bin;
+  int copy_line = 0;
+  std::istringstream cu(read_file(std::string(TMAKIT_SOURCE_DIR) + "/tests/check/kernels/inlined.cu"));
+  std::string l;
+  for (int n = 1; std::getline(cu, l); ++n)
+    if (l.find("ptx::cp_async_bulk_tensor(") != std::string::npos) copy_line = n;
+  ASSERT_GT(copy_line, 0);
+  Outcome r = run(checked(), "linked " + module + " inlined_stage", "fault");
+  EXPECT_NE(r.err.find("the last operation recorded before the fault: /tmp/src/inlined.cu:" + std::to_string(copy_line) +
+                       ": cp.async.bulk.tensor.2d"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(CheckHooks, NoEffectWithoutCheck) {
   const std::string original = read_file(kModule);
   for (const std::string prefix : {std::string("env LD_PRELOAD=" WATCH_LIBRARY), std::string(TMAKIT_CLI) + " watch --"}) {

@@ -63,6 +63,7 @@ void show_paths_here(check::Report& r) {
     // Messages quote other sites of the same file ("initialised at FILE:168").
     for (size_t at; f.file != recorded && (at = f.message.find(recorded)) != std::string::npos;)
       f.message.replace(at, recorded.size(), f.file);
+    for (auto& frame : f.frames) frame.file = shown_path(frame.file, moved);  // the notes' places too
   }
   if (!moved.empty())
     r.notes.push_back("source paths are those of the machine that recorded the trace (" + moved.front() +

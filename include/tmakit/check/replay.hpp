@@ -96,8 +96,15 @@ struct Finding {
   std::string severity;  // error | warning | note
   std::string message;
   uint32_t site = 0;
-  std::string file;      // the site's .loc file, or "<module>.ptx"
+  // The place: the site's user frame (instrument::user_frame: the innermost source line outside
+  // library headers), or "<module>.ptx" and the PTX line where the site has no .loc.
+  std::string file;
   int line = 0, column = 0;
+  // The site's source frames, innermost first: the instruction's own line, then where each
+  // inlined function was inlined, out to the kernel's line; frames[frame] is the place. Empty
+  // where the site has no .loc.
+  std::vector<instrument::SourceFrame> frames;
+  size_t frame = 0;
   int cta = -1;          // %cluster_ctarank, -1 when not one CTA's
   int thread = -1;       // linear %tid, -1 when not one thread's
   std::array<uint32_t, 3> cluster{0, 0, 0};  // %clusterid
@@ -122,7 +129,9 @@ struct Report {
 
 Report replay(const TraceDir& trace, const ReplayOptions& options = {});
 
-// "file:line:col: error: message [rule]" lines (clang's style), then notes and a summary line.
+// "file:line:col: error: message [rule]" lines (clang's style), each followed by notes for the
+// site's other frames ("note: inlined from HEADER:LINE:COL (function)", "note: called from ..."),
+// then the report's notes and a summary line.
 std::string to_text(const Report& report);
 nlohmann::json to_json(const Report& report);
 

@@ -4,6 +4,7 @@
 // whole lines (docs/check.md says where and why).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,17 @@ struct Field {
   uint32_t count = 1;     // elements
 };
 
+// One source location of a site: nvcc's `.loc FILE LINE COL` and, for code inlined from another
+// function, `.loc ..., function_name NAME, inlined_at FILE2 LINE2 COL2` (docs/check.md).
+struct SourceFrame {
+  std::string file;
+  int line = 0, column = 0;
+  // The function the location lies in, as the compiler names it (mangled), where it is a function
+  // inlined into the PTX function; null for the PTX function's own lines or where no name is
+  // given. Shared: CuTe's names run to kilobytes and one name serves many frames.
+  std::shared_ptr<const std::string> function;
+};
+
 // One instrumented instruction.
 struct Site {
   uint32_t id = 0;
@@ -38,6 +50,10 @@ struct Site {
   int ptx_line = 0;       // the instruction's line in the input module
   std::string file;       // the `.loc` in force, resolved through `.file`; empty when none
   int line = 0, column = 0;
+  std::shared_ptr<const std::string> loc_function;  // the inlined function that location lies in (SourceFrame)
+  // Where that function was inlined, and where the function holding that place was, outward to
+  // the PTX function's own line; empty when the location is not in inlined code.
+  std::vector<SourceFrame> inlined_at;
   std::string text;       // the instruction as written
   bool after = false;     // the record is written after the instruction (it has results)
   std::vector<Field> fields;
@@ -45,7 +61,27 @@ struct Site {
   // writes one record a lane always (a tensor operation with its map records, shared loads and
   // stores, whose addresses differ by lane, or values that fill the record).
   uint32_t lanes_at = 0;
+
+  // The whole chain, innermost first: the location, then inlined_at; empty without a `.loc`.
+  std::vector<SourceFrame> frames() const;
 };
+
+// The longest inlining chain kept (frames, the location included); past it the frames just
+// outside the innermost are dropped (a CuTe TMA copy's chain holds 10 frames, cute::copy's 9 of them).
+inline constexpr size_t kMaxFrames = 64;
+
+// Whether a source file is a library header rather than the user's code: a CUDA toolkit's include
+// folder (`…/cuda…/include/`, `…/targets/…/include/`), the headers of CCCL, CUB, Thrust, CuTe,
+// CUTLASS and tmakit's device library wherever installed (`…/include/{cuda,cccl,cub,thrust,nv,cute,
+// cutlass}/`, `…/include/tmakit/device/`), the system's and the host compiler's headers
+// (`/usr/include/`, `/usr/lib/gcc/`), and Triton's own language modules (`…/triton/language/`).
+// The path's folders decide; the file need not exist here (docs/check-replay.md, "Places").
+bool library_file(std::string_view path);
+
+// Which of `frames` (innermost first) a finding is placed at: the innermost frame outside library
+// headers, the user's line that reached the library; where every frame is a library's, the
+// outermost. 0 for an empty chain.
+size_t user_frame(const std::vector<SourceFrame>& frames);
 
 struct Result {
   std::string text;        // the instrumented module (empty when status != 0)

@@ -28,6 +28,7 @@
 
 #include "check_abi.hpp"
 #include "check_state.hpp"
+#include "tmakit/instrument/instrument.hpp"
 #include "../../watch/session.hpp"
 
 extern char** environ;
@@ -168,8 +169,14 @@ std::string last_operation(const std::vector<instrument::Record>& records, const
     if (last->site < sites.size()) {
       const auto& s = sites[last->site];
       text = s.value("text", "");
-      where = s.contains("loc") ? fmt::format("{}:{}", s["loc"].value("file", ""), s["loc"].value("line", 0))
-                                : fmt::format("PTX line {}", s.value("ptx_line", 0));
+      where = fmt::format("PTX line {}", s.value("ptx_line", 0));
+      if (s.contains("loc")) {  // the user's line, as the replay places its findings
+        std::vector<instrument::SourceFrame> frames{{s["loc"].value("file", ""), s["loc"].value("line", 0), 0, {}}};
+        for (const auto& x : s.value("inlined_at", nlohmann::json::array()))
+          frames.push_back({x.value("file", ""), x.value("line", 0), 0, {}});
+        const auto& user = frames[instrument::user_frame(frames)];
+        where = fmt::format("{}:{}", user.file, user.line);
+      }
     }
   } catch (const std::exception&) {
   }
