@@ -10,7 +10,8 @@
 #   scripts/check-real-device.sh device   on the GPU machine, from the repository root: each program
 #        plain and under `tmakit check --save-trace`, its exit status, the head lines and findings;
 #        $OUT/log.txt and the traces as $OUT/traces-<part>.tar.xz. REAL_PARTS picks sections
-#        ("ring cutlass triton"); GEMM_SIZE (default 1024) the CUTLASS problem size.
+#        ("ring cutlass small triton"; small: whole launches at 512 for tests/vectors/check/real-*);
+#        GEMM_SIZE (default 1024) the CUTLASS problem size.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -21,7 +22,7 @@ ARCH="-gencode=arch=compute_90a,code=[sm_90a,compute_90a]"
 build() {
   local b=${BUILD_DIR:-$ROOT/build}
   ninja -C "$b" -j2 tmakit tmakit_watch tmakit_ptxas || exit 1
-  rm -rf "$R" && mkdir -p "$R"
+  mkdir -p "$R"
   strip -o "$R/tmakit" "$b/tools/tmakit/tmakit"
   strip -o "$R/libtmakit_watch.so" "$b/src/watch/libtmakit_watch.so"
   strip -o "$R/tmakit-ptxas" "$b/tools/check/tmakit-ptxas"
@@ -37,6 +38,7 @@ build() {
       unzip -q -o "$ext"/nvidia_cutlass-*.whl -d "$ext/cutlass" || exit 1
   fi
   for ex in 48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm 49_hopper_gemm_with_collective_builder/49_collective_builder; do
+    [ -x "$R/$(basename "$ex")" ] && [ -z "${REBUILD:-}" ] && continue  # minutes each: REBUILD=1 redoes them
     nvcc -std=c++17 -O3 -lineinfo --expt-relaxed-constexpr -DNDEBUG $ARCH -I"$src/include" \
       -I"$src/tools/util/include" -I"$src/examples/common" "$src/examples/$ex.cu" -o "$R/$(basename "$ex")" \
       -diag-suppress 177,550 || exit 1
@@ -57,7 +59,7 @@ plain_and_checked() {
   echo "-- $name: under tmakit check ${CHECK_ARGS:-}"
   t0=$SECONDS
   timeout -k 5 $((limit * 4)) "$R/tmakit" check --timeout "${CHECK_TIMEOUT:-5}" ${CHECK_ARGS:-} \
-    --save-trace "$OUT/traces/$name" -- "$@" 2>&1 | grep -v '^tmakit check:   ' | head -60
+    --save-trace "$OUT/traces/$name" -- "$@" 2>&1 | grep -v '^tmakit check:   ' | sed -n '1,80p'
   echo "   exit ${PIPESTATUS[0]} ($((SECONDS - t0)) s)"
 }
 
@@ -66,7 +68,7 @@ device() {
   [ -f .gpupack/real.tar.xz ] && tar -xJf .gpupack/real.tar.xz
   rm -rf "$OUT/traces" && mkdir -p "$OUT/traces"
   exec > >(tee "$OUT/log.txt") 2>&1
-  local start=$SECONDS parts=" ${REAL_PARTS:-ring cutlass triton} " n=${GEMM_SIZE:-1024}
+  local start=$SECONDS parts=" ${REAL_PARTS:-ring cutlass small triton} " n=${GEMM_SIZE:-1024}
   date -u
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
   export LD_LIBRARY_PATH=$R${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -77,8 +79,18 @@ device() {
   if [[ $parts == *" cutlass "* ]]; then
     echo "== CUTLASS $CUTLASS_VERSION example 48 (cooperative, 4x2 clusters, multicast), ${n}^3"
     plain_and_checked cutlass48 60 "$R/48_hopper_warp_specialized_gemm" --m=$n --n=$n --k=$n --iterations=10
+    echo "== CUTLASS $CUTLASS_VERSION example 48 at 4096^3 (one launch checked)"
+    CHECK_ARGS="--launches 1" plain_and_checked cutlass48-4096 60 "$R/48_hopper_warp_specialized_gemm" --m=4096 --n=4096 --k=4096 --iterations=10
     echo "== CUTLASS $CUTLASS_VERSION example 49 (ping-pong, cooperative, 2x1 clusters), ${n}^3"
     CHECK_ARGS="--launches 1" plain_and_checked cutlass49 120 "$R/49_collective_builder" --m=$n --n=$n --k=$n
+  fi
+  if [[ $parts == *" small "* ]]; then
+    # Whole launches small enough to keep in the repository (tests/vectors/check/real-*).
+    echo "== small whole launches for the recorded vectors"
+    CHECK_ARGS="--launches 1" plain_and_checked real-cutlass48-512 60 "$R/48_hopper_warp_specialized_gemm" --m=512 --n=512 --k=512 --iterations=1
+    if [ -d "$R/triton-tutorials" ]; then
+      CHECK_ARGS="--launches 1" plain_and_checked real-triton-tutorials-512 120 python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --size 512 --warmup 0 --iters 1
+    fi
   fi
   if [[ $parts == *" triton "* ]] && [ -d "$R/triton-tutorials" ]; then
     echo "== Triton tutorials (tests/gpu/check/triton_tutorials.py)"
@@ -87,7 +99,7 @@ device() {
     CHECK_ARGS="--launches 1" plain_and_checked triton-attention 120 python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --only attention
   fi
   echo "device half took $((SECONDS - start)) s"
-  for part in ring cutlass triton; do
+  for part in ring cutlass real triton; do
     local names; names=$(cd "$OUT/traces" && ls -d ${part}* 2>/dev/null)
     [ -n "$names" ] && tar -C "$OUT/traces" -cf - $names | xz -T8 -6 > "$OUT/traces-$part.tar.xz"
   done

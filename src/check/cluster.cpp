@@ -212,8 +212,15 @@ bool ClusterReplay::process_record(size_t idx) {
     if (auto a = value_of(r, t_.sites[r.site], "addr")) inits_[{w.cta, split_shared(*a, ranked_).offset}] = idx;
   }
   if (op == TraceOp::mbar_arrive || op == TraceOp::mbar_expect_tx || op == TraceOp::mbar_complete_tx) {
-    if (auto a = value_of(r, t_.sites[r.site], "addr"); a && split_shared(*a, ranked_).rank)
-      remote_use(idx, *split_shared(*a, ranked_).rank, split_shared(*a, ranked_).offset);
+    if (auto a = value_of(r, t_.sites[r.site], "addr")) {
+      const SharedAddress sa = split_shared(*a, ranked_);
+      if (sa.rank) remote_use(idx, *sa.rank, sa.offset);
+      // When this arrive took effect on the hardware is known only to follow its record: it was
+      // recorded before it ran, or it travels to another CTA's barrier. failed_poll() does not
+      // hold a phase it completed against a poll.
+      if (op == TraceOp::mbar_arrive && (!site.after || (sa.rank && *sa.rank != w.cta)))
+        uncertain_arrives_[{sa.rank.value_or(w.cta), sa.offset}].push_back(idx);
+    }
   }
   if (!step(*d.step, idx, false)) return false;
   if (op == TraceOp::mbar_arrive) decoder_->note_token(r, "$" + std::to_string(static_cast<int>(r.op)) + "_");
@@ -244,6 +251,13 @@ void ClusterReplay::failed_poll(size_t idx) {
     const SharedAddress sa = split_shared(*a, ranked_);
     if (const model::MBarrier* b = engine_->find_barrier(sa.rank.value_or(w.cta), sa.offset)) {
       if (b->completed_at == 0 || prev == previous_.end() || b->completed_at - 1 >= prev->second) return;
+      // An arrive of that phase whose effect may have come later than its record (above).
+      if (auto u = uncertain_arrives_.find({sa.rank.value_or(w.cta), sa.offset}); u != uncertain_arrives_.end()) {
+        auto it = std::upper_bound(u->second.begin(), u->second.end(),
+                                   b->previous_completed_at ? b->previous_completed_at - 1 : 0);
+        if (it != u->second.end() && *it <= b->completed_at - 1) return;
+        if (b->previous_completed_at == 0 && !u->second.empty() && u->second.front() <= b->completed_at - 1) return;
+      }
       state = ": on the model the barrier is in " + b->describe() + ", its last phase completed at record " +
               std::to_string(b->completed_at - 1) + ", before this thread's previous record (" +
               std::to_string(prev->second) + ")";

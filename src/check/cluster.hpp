@@ -89,7 +89,10 @@ class ClusterReplay {
   std::map<uint32_t, size_t> last_of_;     // each thread's last record, by thread_key
   std::map<Who, std::deque<size_t>> held_;
   mutable std::vector<std::string> places_;  // where(): each site's place, made once
-  std::unordered_map<uint32_t, size_t> previous_;  // each thread's record replayed last, by thread_key
+  std::unordered_map<uint32_t, size_t> previous_;
+  // Per barrier (CTA, offset): the arrives whose effect may come later than their record
+  // (recorded before they ran, or remote), in record order (failed_poll()).
+  std::map<std::pair<int, uint32_t>, std::vector<size_t>> uncertain_arrives_;  // each thread's record replayed last, by thread_key
 
   // Rule state, by record index (the trace's total order).
   struct Wait {
@@ -103,7 +106,7 @@ class ClusterReplay {
   std::map<std::pair<int, uint32_t>, size_t> arms_;             // barrier -> the last expect-tx on it
   std::map<int, size_t> init_fence_, cluster_arrive_, cluster_wait_;  // per CTA, the latest
   std::map<uint64_t, size_t> map_written_;                      // tensor-map address -> replace record
-  std::map<std::pair<Who, uint64_t>, size_t> map_acquired_;     // (thread, map address) -> fence record
+  std::map<std::pair<int, uint64_t>, size_t> map_acquired_;     // (CTA, map address) -> its latest acquire fence
   // Swizzled boxes that landed 128- but not swizzle-atom-aligned, by (CTA, first byte): warned
   // (check.swizzle-phase) only when a generic ld.shared reads them. wgmma and the copy engine read
   // by the same address bits the copy wrote with, so a box only they read is no finding.

@@ -190,13 +190,16 @@ void ClusterReplay::before_copy(size_t idx) {
     // A tensor map rewritten in memory must be acquired by the tensormap proxy before use.
     if (auto a = value_of(r, site, "tensorMap")) {
       auto written = map_written_.find(*a);
-      auto acquired = map_acquired_.find({w, *a});
+      // Acquired by any thread of the CTA before the use, in the trace's order: Triton 3.6 has
+      // one warp acquire a map it built and the CTA barrier order the other warps' copies after
+      // it (its persistent matmul with device descriptors verifies on the H100).
+      auto acquired = map_acquired_.find({w.cta, *a});
       if (written != map_written_.end() && (acquired == map_acquired_.end() || acquired->second < written->second))
         sink_.add("check.tensormap-fence-missing", Severity::error,
                   "the tensor map at address " + std::to_string(*a) + " was changed at " +
                       site_place(t_, t_.records[written->second].site) +
-                      " and is used here with no fence.proxy.tensormap::generic.acquire on it by this thread in "
-                      "between: the copy may read the old map",
+                      " and is used here with no fence.proxy.tensormap::generic.acquire on it by a thread of this "
+                      "CTA in between: the copy may read the old map",
                   idx);
     }
     auto m = map_of_.find(idx);
@@ -241,7 +244,7 @@ void ClusterReplay::note_fence(size_t idx) {
     case TraceOp::cluster_wait: cluster_wait_[w.cta] = idx; break;
     case TraceOp::fence_proxy_other:
       if (site.text.find("tensormap::generic.acquire") != std::string::npos)
-        if (auto a = value_of(r, site, "addr")) map_acquired_[{w, *a}] = idx;
+        if (auto a = value_of(r, site, "addr")) map_acquired_[{w.cta, *a}] = idx;
       break;
     case TraceOp::tensormap_replace:
       if (auto a = value_of(r, site, "addr")) map_written_[*a] = idx;

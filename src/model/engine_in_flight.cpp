@@ -49,7 +49,20 @@ void Engine::check_no_conflict(const Op& op, const std::string& where) const {
     return std::string(r.space == Range::shared ? "shared bytes [" : "global bytes [") + std::to_string(r.begin) +
            ", " + std::to_string(r.end) + ")" + (r.space == Range::shared ? " of CTA " + std::to_string(r.cta) : "");
   };
+  // The same copy issued again (same source bytes, same destination): every lane of a warp
+  // issuing one TMA store, as CUTLASS 4.2's epilogue does (issue_tma_store is true in a whole
+  // warp). The copies write the same bytes with the same values; no order between them matters.
+  auto same_ranges = [](const std::vector<Range>& a, const std::vector<Range>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const Range &x = a[i], &y = b[i];
+      if (x.space != y.space || x.cta != y.cta || x.begin != y.begin || x.end != y.end) return false;
+      if (static_cast<bool>(x.spans) != static_cast<bool>(y.spans) || (x.spans && *x.spans != *y.spans)) return false;
+    }
+    return true;
+  };
   for (const auto& [id, other] : in_flight_) {
+    if (!op.writes.empty() && same_ranges(op.writes, other.writes) && same_ranges(op.reads, other.reads)) continue;
     for (const auto& w : op.writes) {
       for (const auto& x : other.writes)
         // Two reductions may hit the same elements: each update is atomic (§6.3; the H100

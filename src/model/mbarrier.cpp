@@ -83,7 +83,7 @@ void MBarrier::inval() {
 bool MBarrier::try_complete() {
   if (pending != 0 || tx != 0) return false;
   ++phase;
-  if (clock) completed_at = *clock;
+  if (clock) previous_completed_at = completed_at, completed_at = *clock;
   pending = expected;
   armed = delivered = 0;
   feeders.clear();

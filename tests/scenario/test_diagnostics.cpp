@@ -727,6 +727,17 @@ TEST(InFlight, StoresOfBoxesSideBySideShareNoByte) {
                      kCommit, kWaitGroup0}));
 }
 
+// The same store issued again while the first is in flight (same source bytes, same box):
+// CUTLASS 4.2's epilogue has every lane of a warp issue its TMA store, 32 identical copies
+// writing the same bytes with the same values (found replaying example 49 on the H100). No
+// conflict; the same box from another source still is one.
+TEST(InFlight, TheSameStoreIssuedAgainIsNoConflict) {
+  const char* fence = "fence.proxy.async.shared::cta;";
+  EXPECT_CLEAN(prog({fence, tstore("tmapU8", "0", "0", "s0"), tstore("tmapU8", "0", "0", "s0"), kCommit, kWaitGroup0}));
+  EXPECT_ERROR(prog({fence, tstore("tmapU8", "0", "0", "s0"), tstore("tmapU8", "0", "0", "s1k"), kCommit, kWaitGroup0}),
+               "model.in-flight-overlap", "program[2] (cta 0)", {"still writing"});
+}
+
 TEST(InFlight, LoadOverABufferAStoreStillReads) {
   EXPECT_ERROR(prog({kInit, store("gb", "s0", "1024"), arm(1024), load("s0", "ga", "1024"), kWait}),
                "model.in-flight-overlap", "program[3] (cta 0)", {"still reading"});

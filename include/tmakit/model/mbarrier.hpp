@@ -22,6 +22,7 @@ struct MBarrier {
   // When the last phase completed, on a clock the driver keeps (Engine::set_clock: tmakit check
   // sets the trace's record index); 0 when no phase completed or no clock is kept.
   uint64_t completed_at = 0;
+  uint64_t previous_completed_at = 0;  // the completion before that one (0: none)
   const uint64_t* clock = nullptr;
 
   void init(int64_t count);
