@@ -13,10 +13,12 @@
 #                                    "seeded checked overhead triton triton-mutants". Well under 8 minutes.
 #                                    "triton-mutants": tests/gpu/check/triton_mutants.py all (each mutant
 #                                    plain and under tmakit check --timeout 3; traces in the tar).
-#   scripts/check-device.sh unpack-mutants DIR   here: the mutants' traces -> tests/vectors/check/triton-<name>/.
-#   scripts/check-device.sh unpack DIR   here: DIR's self-captured traces -> tests/vectors/check/<case>/
-#                                    (and <case>.clean/), each with its expect.json (cases.json's rules
-#                                    at the marked lines of seeded_kernels.cu, and what the H100 did).
+#   scripts/check-device.sh unpack-mutants DIR [DEST]   here: the mutants' traces -> DEST/triton-<name>/
+#                                    (DEST defaults to tests/vectors/check).
+#   scripts/check-device.sh unpack DIR [DEST]   here: DIR's self-captured traces -> DEST/<case>/ (and
+#                                    <case>.clean/; DEST defaults to tests/vectors/check), each with its
+#                                    expect.json (cases.json's rules at the marked lines of
+#                                    seeded_kernels.cu, and what the H100 did).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -110,12 +112,12 @@ device() {
 
 # DIR: what `device` left in $OUT (check-device.tar.xz, or traces/ already unpacked).
 unpack() {
-  local from=$1 tmp; tmp=$(mktemp -d)
+  local from=$1 dest=${2:-$ROOT/tests/vectors/check} tmp; tmp=$(mktemp -d)
   if [ -f "$from/check-device.tar.xz" ]; then tar -C "$tmp" -xJf "$from/check-device.tar.xz"
   else cp -r "$from/traces" "$tmp/" && { [ ! -f "$from/log.txt" ] || cp "$from/log.txt" "$tmp/"; }; fi
-  python3 - "$tmp/traces" "$ROOT" "$tmp/log.txt" <<'EOF'
+  python3 - "$tmp/traces" "$ROOT" "$tmp/log.txt" "$dest" <<'EOF'
 import json, os, re, shutil, sys
-traces, root, log_path = sys.argv[1], sys.argv[2], sys.argv[3]
+traces, root, log_path, dest = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 observed, current = {}, None  # the program's "observed:" line of each self-captured run, from the log
 for l in (open(log_path).read().split("\n") if os.path.exists(log_path) else []):
     m = re.match(r"-- (\S+) \(self-capture\)", l)
@@ -131,7 +133,6 @@ def line_of(case, at):
         if re.search(r"seed:%s:%s\b" % (re.escape(case), re.escape(at)), l):
             return i + 1
     raise SystemExit("no marker seed:%s:%s in %s" % (case, at, src))
-dest = os.path.join(root, "tests/vectors/check")
 os.makedirs(dest, exist_ok=True)
 for name in sorted(os.listdir(traces)):
     d = os.path.join(traces, name)
@@ -154,20 +155,20 @@ for name in sorted(os.listdir(traces)):
     json.dump(expect, open(os.path.join(out, "expect.json"), "w"), indent=1)
     print(name, meta["outcome"], [(w["rule"], w["line"]) for w in expect["diagnoses"]])
 EOF
-  [ -f "$tmp/log.txt" ] && cp "$tmp/log.txt" "$ROOT/tests/vectors/check/h100-log.txt"
+  [ -f "$tmp/log.txt" ] && cp "$tmp/log.txt" "$dest/h100-log.txt"
   rm -rf "$tmp"
-  du -sh "$ROOT/tests/vectors/check"
+  du -sh "$dest"
 }
 
 # DIR: what `device` left with the triton-mutants part: each mutant's saved launch, unpacked as
 # tests/vectors/check/triton-<name>/ with expect.json (the script's expected rules at its marked
 # lines, for the outcome recorded) and what the H100 did, plain and under check (summary.json).
 unpack_mutants() {
-  local from=$1 tmp; tmp=$(mktemp -d)
+  local from=$1 dest=${2:-$ROOT/tests/vectors/check} tmp; tmp=$(mktemp -d)
   if [ -f "$from/check-device.tar.xz" ]; then tar -C "$tmp" -xJf "$from/check-device.tar.xz"; else cp -r "$from"/. "$tmp/"; fi
-  python3 - "$tmp/checked/triton-mutants" "$ROOT" "$tmp/log.txt" <<'EOF'
+  python3 - "$tmp/checked/triton-mutants" "$ROOT" "$tmp/log.txt" "$dest" <<'EOF'
 import json, os, shutil, sys
-src, root = sys.argv[1], sys.argv[2]
+src, root, dest = sys.argv[1], sys.argv[2], sys.argv[4]
 sys.path.insert(0, os.path.join(root, "tests/gpu/check"))
 import triton_mutants as tm
 summary = {r["mutant"]: r for r in json.load(open(os.path.join(src, "summary.json")))}
@@ -184,7 +185,7 @@ for name, r in summary.items():
                           "".join("; " + o for o in r["checked"]["observed"][-1:]), r["checked"]["exit"]),
               "mutation": r["what"], "outcome": meta["outcome"], "clean": name.startswith("clean-"),
               "diagnoses": tm.expected(name, meta["outcome"])}
-    out = os.path.join(root, "tests/vectors/check", "triton-" + name)
+    out = os.path.join(dest, "triton-" + name)
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(d, out)
     if os.path.exists(os.path.join(out, "module.ptx")): os.remove(os.path.join(out, "module.ptx"))
@@ -204,8 +205,8 @@ EOF
 
 case "${1:-}" in
   build) build ;;
-  unpack-mutants) unpack_mutants "$2" ;;
+  unpack-mutants) unpack_mutants "$2" "${3:-}" ;;
   device) device ;;
-  unpack) unpack "$2" ;;
-  *) echo "usage: $0 build | device | unpack DIR | unpack-mutants DIR" >&2; exit 2 ;;
+  unpack) unpack "$2" "${3:-}" ;;
+  *) echo "usage: $0 build | device | unpack DIR [DEST] | unpack-mutants DIR [DEST]" >&2; exit 2 ;;
 esac

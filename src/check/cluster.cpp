@@ -20,14 +20,16 @@ std::string site_place(const TraceDir& t, uint32_t site) {
   return user.file + ":" + std::to_string(user.line);
 }
 
-void FindingSink::add(const std::string& rule, Severity sev, const std::string& message, std::optional<size_t> record) {
+void FindingSink::add(const std::string& rule, Severity sev, const std::string& message, std::optional<size_t> record,
+                      int count, const std::string& key) {
   const int64_t site = record ? static_cast<int64_t>(trace_.records[*record].site) : -1;
-  auto [it, fresh] = index_.try_emplace({rule, site}, findings_.size());
+  auto [it, fresh] = index_.try_emplace({rule, site, key}, findings_.size());
   if (!fresh) {
-    findings_[it->second].count++;
+    findings_[it->second].count += count;
     return;
   }
   Finding f;
+  f.count = count;
   f.rule = rule;
   f.severity = to_string(sev);
   f.message = message;

@@ -12,18 +12,21 @@
 
 namespace tmakit::check::detail {
 
-// Findings gathered across clusters, merged by (rule, site).
+// Findings gathered across clusters, merged by (rule, site, key): `key` tells apart findings of
+// one rule at one site that name different other places (the race check's pairs of sites);
+// `count` occurrences are added at once.
 class FindingSink {
  public:
   explicit FindingSink(const TraceDir& t) : trace_(t) {}
-  void add(const std::string& rule, Severity sev, const std::string& message, std::optional<size_t> record);
+  void add(const std::string& rule, Severity sev, const std::string& message, std::optional<size_t> record,
+           int count = 1, const std::string& key = {});
   std::vector<Finding> take() { return std::move(findings_); }
-  bool has(const std::string& rule, uint32_t site) const { return index_.count({rule, site}) != 0; }
+  bool has(const std::string& rule, uint32_t site) const { return index_.count({rule, site, ""}) != 0; }
 
  private:
   const TraceDir& trace_;
   std::vector<Finding> findings_;
-  std::map<std::pair<std::string, int64_t>, size_t> index_;
+  std::map<std::tuple<std::string, int64_t, std::string>, size_t> index_;
 };
 
 // "file:line" of a record's site: its user frame, as findings are placed (the innermost .loc outside
@@ -38,6 +41,11 @@ class ClusterReplay {
   ClusterReplay(const TraceDir& t, std::vector<size_t> records, const ReplayOptions& opt, FindingSink& sink,
                 Report& report);
   void run();
+  // Read by the race check (races.hpp) after run(): whether shared addresses carry the CTA rank,
+  // and each tensor operation's map.
+  bool ranked() const { return ranked_; }
+  const std::vector<EncodedMap>& maps() const { return maps_; }
+  const std::map<size_t, size_t>& tensor_maps() const { return map_of_; }
 
  private:
   // Ordering: each thread's records in index order; a thread whose wait the model cannot

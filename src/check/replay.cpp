@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cluster.hpp"
+#include "races.hpp"
 #include "tmakit/terminal_text.hpp"
 #include "tmakit/check/replay.hpp"
 #include "tmakit/check/names.hpp"
@@ -57,7 +58,14 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
                                " clusters: not replayed (past the first " + std::to_string(options.max_clusters) + ")");
       break;
     }
-    detail::ClusterReplay(t, std::move(records), options, sink, report).run();
+    // CTA barriers order threads for the race check; the model has nothing to run for them.
+    std::vector<size_t> model_records;
+    model_records.reserve(records.size());
+    for (size_t idx : records)
+      if (!instrument::is_cta_barrier(static_cast<instrument::TraceOp>(t.records[idx].op))) model_records.push_back(idx);
+    detail::ClusterReplay cluster(t, std::move(model_records), options, sink, report);
+    cluster.run();
+    detail::find_races(t, records, cluster, options, sink, report);
     report.clusters_replayed++;
   }
   if (t.meta.outcome == "launch_error" && report.outcome_explained.empty())

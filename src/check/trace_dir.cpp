@@ -150,12 +150,16 @@ instrument::SourceFrame parse_frame(const json& f, const std::string& where, con
   return out;
 }
 
-bool known_op(uint64_t op) { return (op >= 1 && op <= 24) || op == kOpSharedLoad; }
+bool known_op(uint64_t op) {
+  return (op >= 1 && op <= 24) || op == kOpSharedLoad || instrument::is_cta_barrier(static_cast<TraceOp>(op));
+}
 
-std::vector<instrument::Site> parse_sites(std::string_view text) {
+std::vector<instrument::Site> parse_sites(std::string_view text, bool& cta_barriers) {
   const std::string w = "sites.json";
   json j = parse_json(text, w);
   if (!j.is_object()) bad(w, "must be a JSON object");
+  if (j.contains("cta_barriers") && !j["cta_barriers"].is_boolean()) bad(w + ".cta_barriers", "must be true or false");
+  cta_barriers = j.value("cta_barriers", false);
   if (unsigned_field(j, "version", w, UINT64_MAX) != 1) bad(w + ".version", "must be 1, got " + j["version"].dump());
   if (j.contains("record_bytes") && unsigned_field(j, "record_bytes", w, UINT64_MAX) != instrument::kRecordBytes)
     bad(w + ".record_bytes", "must be 128, got " + j["record_bytes"].dump());
@@ -343,7 +347,7 @@ TraceDir parse_trace_dir(std::string_view meta_json, std::string_view trace_bin,
                          std::string_view maps_jsonl) {
   TraceDir t;
   t.meta = parse_meta(meta_json);
-  t.sites = parse_sites(sites_json);
+  t.sites = parse_sites(sites_json, t.cta_barriers);
   t.records = parse_records(trace_bin, t.meta, t.sites);
   t.maps = parse_maps(maps_jsonl);
   return t;

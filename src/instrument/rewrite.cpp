@@ -293,7 +293,9 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   std::vector<detail::RegCounts> fn_regs(m.module.functions.size());
   std::vector<bool> has_site(m.module.functions.size(), false);
   for (Pending& s : pending) {
-    const bool shared_access = s.plan.op == TraceOp::shared_store || s.plan.op == TraceOp::shared_load;
+    // CTA barriers go with the shared accesses: what they order, for the race check, is those.
+    const bool shared_access = s.plan.op == TraceOp::shared_store || s.plan.op == TraceOp::shared_load ||
+                               is_cta_barrier(s.plan.op);
     if (shared_access && !shared_traced[s.fn]) continue;
     const uint32_t id = static_cast<uint32_t>(out.sites.size());
     detail::Code code = detail::emit_site(s.plan, id, prefix);

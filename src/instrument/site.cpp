@@ -1,7 +1,7 @@
 // Which instructions get a record, and which values their records hold. Instructions of the
 // table's families are read with the PTX parser, so their operands are the table's (names,
-// kinds, widths); ordinary shared stores and the fence.proxy forms outside the table are read
-// here, by their written text.
+// kinds, widths); ordinary shared stores and loads, CTA barriers and the fence.proxy forms
+// outside the table are read here, by their written text.
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -88,6 +88,18 @@ std::optional<uint32_t> shared_access_bytes(std::string_view mnemonic, std::stri
   }
   if (!shared) return std::nullopt;
   return lanes * bits / 8;
+}
+
+// A CTA barrier (`bar{.cta}.sync|arrive|red…`, `barrier{.cta}.sync|arrive|red{.aligned}…`):
+// its record's operation, or none (`bar.warp.sync`; `barrier.cluster.*` is the table's).
+TraceOp cta_barrier(std::string_view mnemonic) {
+  auto q = qualifiers(mnemonic);
+  if (q.size() < 2 || (q[0] != "bar" && q[0] != "barrier")) return TraceOp::none;
+  const std::string_view verb = q[1] == "cta" && q.size() > 2 ? q[2] : q[1];
+  if (verb == "sync") return TraceOp::bar_sync;
+  if (verb == "arrive") return TraceOp::bar_arrive;
+  if (verb == "red") return TraceOp::bar_red;
+  return TraceOp::none;
 }
 
 std::string trim(std::string_view s) {
@@ -267,11 +279,47 @@ std::optional<Plan> plan_table(const ptx::Statement& s, const ptx::SymbolTable& 
   return p;
 }
 
+// A CTA barrier, read by its text: the barrier's number and, where the instruction names one,
+// the thread count (`bar.red`'s destination and predicate are left out). Recorded before the
+// instruction (bar.red's result is not needed), with `--ops all` only: what it orders is the
+// ordinary shared accesses, recorded with that set alone.
+std::optional<Plan> plan_cta_barrier(const ptx::Statement& s, TraceOp op, const ptx::SymbolTable& regs,
+                                     Diagnostics& diags, const std::string& where) {
+  Plan p;
+  p.op = op;
+  guard_from_text(s.text, p);
+  std::string_view rest = s.text;
+  rest.remove_prefix(std::min(rest.size(), rest.find(s.mnemonic()) + s.mnemonic().size()));
+  std::vector<std::string> operands = operand_texts(rest);
+  if (op == TraceOp::bar_red && operands.size() >= 2)  // d, a{, b}, {!}c
+    operands = std::vector<std::string>(operands.begin() + 1, operands.end() - 1);
+  const char* names[] = {"id", "count"};
+  for (size_t k = 0; k < operands.size() && k < 2; ++k) {
+    Source src;
+    if (auto imm = integer(operands[k])) {
+      src = {Source::Kind::imm, "", 32, false, *imm};
+    } else if (const ptx::Symbol* sym = regs.find(operands[k]); sym && sym->space == ".reg") {
+      src = {Source::Kind::reg, operands[k], sym->type.bits, true, 0};
+    } else {
+      continue;  // an operand form not read here: the record goes without it
+    }
+    Entry e;
+    e.field.name = names[k];
+    e.field.bytes = bytes_of(src, 32);
+    e.elems.push_back(src);
+    p.entries.push_back(e);
+  }
+  if (!lay_out(p, diags, where)) return std::nullopt;
+  return p;
+}
+
 // An ordinary shared store or a fence.proxy form outside the table, read by its text: the
 // address it names and, for a store, the bytes it writes; for a fence, its immediates.
 std::optional<Plan> plan_text(const ptx::Statement& s, const ptx::SymbolTable& regs, OpSet ops,
                               Diagnostics& diags, const std::string& where) {
   std::string_view mn = s.mnemonic();
+  if (const TraceOp bar = cta_barrier(mn); bar != TraceOp::none)
+    return ops == OpSet::all ? plan_cta_barrier(s, bar, regs, diags, where) : std::nullopt;
   auto store = shared_access_bytes(mn, "st");
   const auto load = store ? std::nullopt : shared_access_bytes(mn, "ld");
   if (load) store = load;  // a load is planned as a store is: its address and its bytes

@@ -38,6 +38,9 @@ std::string_view to_string(TraceOp op) {
     case TraceOp::tensor_map_lo: return "tensor_map_lo";
     case TraceOp::tensor_map_hi: return "tensor_map_hi";
     case TraceOp::shared_load: return "shared_load";
+    case TraceOp::bar_sync: return "bar_sync";
+    case TraceOp::bar_arrive: return "bar_arrive";
+    case TraceOp::bar_red: return "bar_red";
   }
   return "unknown";
 }
@@ -74,8 +77,10 @@ std::string sites_json(const std::vector<Site>& sites) {
     }
     list.push_back(std::move(j));
   }
+  // "cta_barriers": this instrumenter records CTA barriers (bar_sync, …) wherever it records
+  // ordinary shared accesses; the replay checks races between threads only in such traces.
   nlohmann::json out = {{"version", 1}, {"record_bytes", kRecordBytes}, {"trace_symbol", kTraceSymbol},
-                        {"sites", list}};
+                        {"cta_barriers", true}, {"sites", list}};
   if (!names.empty()) out["inlined_functions"] = std::move(names);
   return out.dump(1) + "\n";
 }

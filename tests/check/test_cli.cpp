@@ -83,6 +83,7 @@ TEST(CheckCli, WarningsFailTheRunOnlyWithStrict) {
   t.map_bytes(21, 0, 0, m.descriptor());
   t.rec(21, 0, 0, {{"dstMem", {kBuf + 128}}, {"tensorMap", {0x7f1100000000}}, {"tensorCoords", {0, 0}}, {"mbar", {kBar}}});
   t.rec(22, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+  for (int thread : {0, 3}) t.rec(70, 0, thread, {{"id", {0}}});  // __syncthreads(): thread 3 reads after the wait
   t.rec(23, 0, 3, {{"addr", {kBuf + 128}}, {"size", {16}}});
   t.write(root / "warns");
   CliRun r = tmakit_check("--replay " + (root / "warns").string());

@@ -7,23 +7,6 @@ namespace {
 
 using namespace check_test;
 
-constexpr int64_t kMapAddr = 0x7f1100000000;  // where the kernel's map lives (its param's generic address)
-constexpr int kInit = 10, kFenceInit = 11, kArriveTx = 20, kLoad = 21, kWaitParity = 22, kLdShared = 23;
-constexpr int kStShared = 30, kFenceAsync = 31, kStore = 32, kCommit = 33, kWaitRead = 34;
-constexpr int kMulticast = 40, kRemoteArrive = 42, kReplace = 50, kAcquire = 51, kLoadFromReg = 52;
-constexpr int kBulk = 60, kArrive = 61, kTestWait = 62;
-
-// Thread 0 of CTA `cta`: init the barrier, arm it with `expect` bytes, load one box of `m`.
-Trace& produce(Trace& t, const Map& m, int64_t expect, int64_t init_count = 1, int cta = 0, int64_t dst = kBuf,
-               std::vector<int64_t> coords = {0, 0}) {
-  t.rec(kInit, cta, 0, {{"addr", {kBar}}, {"count", {init_count}}});
-  t.rec(kFenceInit, cta, 0, {});
-  t.rec(kArriveTx, cta, 0, {{"state", {0}}, {"addr", {kBar}}, {"txCount", {expect}}});
-  t.map_bytes(kLoad, cta, 0, m.descriptor());
-  t.rec(kLoad, cta, 0, {{"dstMem", {dst}}, {"tensorMap", {kMapAddr}}, {"tensorCoords", coords}, {"mbar", {kBar}}});
-  return t;
-}
-
 TEST(CheckReplay, CleanPipelineHasNoFindings) {
   Map m;
   Trace t;
@@ -310,6 +293,7 @@ TEST(CheckReplay, SwizzledDestinationOff1024IsAWarningWhenAnOrdinaryLoadReadsIt)
   t.encoded(m);
   produce(t, m, m.box_bytes(), 1, 0, 128);
   t.rec(kWaitParity, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+  sync(t, {0, 3});  // thread 0 waited for the box; __syncthreads() passes that on to thread 3
   t.rec(kLdShared, 0, 3, {{"addr", {kBuf + 128 + 16}}, {"size", {16}}});
   auto r = t.replay();
   ASSERT_EQ(rules(r), std::vector<std::string>{"check.swizzle-phase"}) << tmakit::check::to_text(r);
@@ -338,6 +322,7 @@ TEST(CheckReplay, SwizzledDestinationOff1024IsAWarningWhenAnOrdinaryLoadReadsIt)
   ok.encoded(m64);
   produce(ok, m64, m64.box_bytes(), 1, 0, 512);
   ok.rec(kWaitParity, 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, true);
+  sync(ok, {0, 3});
   ok.rec(kLdShared, 0, 3, {{"addr", {kBuf + 512}}, {"size", {16}}});
   EXPECT_TRUE(ok.replay().findings.empty()) << tmakit::check::to_text(ok.replay());
 }

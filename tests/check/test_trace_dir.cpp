@@ -99,6 +99,14 @@ TEST(CheckTraceDir, SiteTableErrorsNameTheSiteAndField) {
             "sites.json.sites[0].fields[0].bytes: must be 1, 2, 4 or 8, got 3");
   EXPECT_EQ(sites([](auto& j) { j["sites"][0]["op_code"] = 40; }), "sites.json.sites[0].op_code: unknown operation code 40");
   EXPECT_EQ(sites([](auto& j) { j["sites"][0].erase("text"); }), "sites.json.sites[0].text: missing");
+  EXPECT_EQ(sites([](auto& j) { j["cta_barriers"] = 1; }), "sites.json.cta_barriers: must be true or false");
+  EXPECT_EQ(sites([](auto& j) { j["sites"][0]["op_code"] = 31; }), "sites.json.sites[0].op_code: unknown operation code 31");
+  // The CTA barriers' codes (28-30) are known; a site table says whether it records them.
+  EXPECT_TRUE(t.parsed().cta_barriers);
+  nlohmann::json older = nlohmann::json::parse(t.sites_text());
+  older.erase("cta_barriers");
+  older["sites"].back()["op_code"] = 30;
+  EXPECT_FALSE(tmakit::check::parse_trace_dir(meta, bin, older.dump(), maps).cta_barriers);
 }
 
 TEST(CheckTraceDir, MapLogErrorsNameTheLine) {

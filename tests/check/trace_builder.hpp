@@ -202,6 +202,33 @@ class Trace {
 // Shared-window offsets the tests use: the buffer at 0, the barrier at 65536.
 inline constexpr int64_t kBuf = 0, kBar = 65536;
 
+// The sites of tests/check/kernels/pipeline.ptx, by their `.loc` line.
+inline constexpr int64_t kMapAddr = 0x7f1100000000;  // where the kernel's map lives (its param's generic address)
+inline constexpr int kInit = 10, kFenceInit = 11, kClusterArrive = 12, kClusterWait = 13;
+inline constexpr int kArriveTx = 20, kLoad = 21, kWaitParity = 22, kLdShared = 23;
+inline constexpr int kStShared = 30, kFenceAsync = 31, kStore = 32, kCommit = 33, kWaitRead = 34;
+inline constexpr int kMulticast = 40, kRemoteArrive = 42, kReplace = 50, kAcquire = 51, kLoadFromReg = 52;
+inline constexpr int kBulk = 60, kArrive = 61, kTestWait = 62;
+// CTA barriers: bar.sync 0 (__syncthreads), barrier.sync.aligned 1, COUNT, bar.arrive 1, 64,
+// bar.red.popc.u32 on barrier 2.
+inline constexpr int kBarSync = 70, kBarSyncCount = 71, kBarArrive = 72, kBarRed = 73;
+
+// Threads `who` of CTA `cta` meet at bar.sync 0: what each did before is ordered before what any does after.
+inline void sync(Trace& t, std::initializer_list<int> who, int cta = 0) {
+  for (int thread : who) t.rec(kBarSync, cta, thread, {{"id", {0}}});
+}
+
+// Thread 0 of CTA `cta`: init the barrier, arm it with `expect` bytes, load one box of `m`.
+inline Trace& produce(Trace& t, const Map& m, int64_t expect, int64_t init_count = 1, int cta = 0,
+                      int64_t dst = kBuf, std::vector<int64_t> coords = {0, 0}) {
+  t.rec(kInit, cta, 0, {{"addr", {kBar}}, {"count", {init_count}}});
+  t.rec(kFenceInit, cta, 0, {});
+  t.rec(kArriveTx, cta, 0, {{"state", {0}}, {"addr", {kBar}}, {"txCount", {expect}}});
+  t.map_bytes(kLoad, cta, 0, m.descriptor());
+  t.rec(kLoad, cta, 0, {{"dstMem", {dst}}, {"tensorMap", {kMapAddr}}, {"tensorCoords", coords}, {"mbar", {kBar}}});
+  return t;
+}
+
 // The rules of a report's findings, in order.
 inline std::vector<std::string> rules(const tmakit::check::Report& r) {
   std::vector<std::string> out;

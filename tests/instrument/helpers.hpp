@@ -159,7 +159,8 @@ inline std::set<std::string> shared_traced_functions(const std::vector<TextFunct
 }
 
 // The instructions a record goes with, by a regex over the module's lines (one statement a
-// line, as every compiler writes them). `set`: "all", "copies" or "barriers".
+// line, as every compiler writes them). `set`: "all", "copies" or "barriers". Ordinary shared
+// loads and stores and CTA barriers only with "all", in the functions that record them.
 inline size_t count_families(const std::string& text, const std::string& set) {
   static const std::string g = R"(^\s*(?:@!?[%\w$]+\s+)?)";
   static const std::regex copies(g + R"((cp\.async\.bulk|cp\.reduce\.async\.bulk|tensormap\.(replace|cp_fenceproxy))\b)");
@@ -168,6 +169,8 @@ inline size_t count_families(const std::string& text, const std::string& set) {
   static const std::regex stores(g + R"(st(\.[\w:]+)*\.shared(::\w+)?(\.[\w:]+)*\s)");
   static const std::regex async_stores(g + R"(st\.(async|bulk)\b)");
   static const std::regex loads(g + R"(ld(\.[\w:]+)*\.shared(::\w+)?(\.[\w:]+)*\s)");
+  // CTA barriers go with the shared accesses (not bar.warp.sync, not barrier.cluster.*).
+  static const std::regex cta_barriers(g + R"((bar|barrier)(\.cta)?\.(sync|arrive|red)\b)");
   const auto fns = text_functions(text);
   const auto traced = shared_traced_functions(fns);
   size_t n = 0;
@@ -175,7 +178,7 @@ inline size_t count_families(const std::string& text, const std::string& set) {
     for (const auto& line : f.lines) {
       bool c = std::regex_search(line, copies), b = std::regex_search(line, barriers);
       bool s = (std::regex_search(line, stores) && !std::regex_search(line, async_stores)) ||
-               std::regex_search(line, loads);
+               std::regex_search(line, loads) || std::regex_search(line, cta_barriers);
       n += set == "copies" ? c : set == "barriers" ? b : (c || b || (s && traced.count(f.name)));
     }
   }

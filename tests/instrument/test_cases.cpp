@@ -331,4 +331,98 @@ TEST(InstrumentCases, SharedAccessesOnlyWhereABulkCopyCanMeetThem) {
   EXPECT_EQ(copies, 4u);  // bulk store, prefetch, commit_group, tensor load
 }
 
+// CTA barriers (for the race check) are recorded as the shared accesses are: with `--ops all`,
+// where a bulk copy can meet those accesses; before the instruction, with the barrier's number
+// and, where it names one, its thread count.
+const char* const kBarriers = R"(.version 8.6
+.target sm_90a
+.address_size 64
+
+.visible .entry tile(.param .u64 dst)
+.reqntid 256
+{
+	.reg .pred %p<3>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<2>;
+	.shared .align 128 .b8 buf[4096];
+	ld.param.u64 %rd1, [dst];
+	mov.u32 %r1, 128;
+	setp.eq.u32 %p1, %r3, 0;
+	st.shared.u32 [buf], 1;
+	fence.proxy.async.shared::cta;
+	bar.sync 0;
+	barrier.sync.aligned 1, %r1;
+	@%p1 bar.arrive 2, 64;
+	bar.red.popc.u32 %r2, 3, %p1;
+	barrier.cta.red.and.pred %p2, 4, 128, !%p1;
+	bar.warp.sync -1;
+	barrier.cluster.arrive;
+	barrier.cluster.wait;
+	cp.async.bulk.global.shared::cta.bulk_group [%rd1], [buf], 64;
+	ret;
+}
+
+// plain: no bulk copy: neither its store nor its barrier is recorded
+.visible .entry plain(.param .u64 dst)
+{
+	.reg .b32 %r<2>;
+	st.shared.u32 [%r1], 1;
+	bar.sync 0;
+	ret;
+}
+)";
+
+TEST(InstrumentCases, CtaBarriersAreRecordedWithTheSharedAccesses) {
+  auto r = instrument::instrument_module(kBarriers, "bars.ptx");
+  ASSERT_EQ(r.status, 0) << (r.diags.empty() ? "" : format(r.diags[0]));
+  EXPECT_EQ(strip_inserted(r.text), kBarriers);
+  EXPECT_EQ(r.sites.size(), count_families(kBarriers, "all"));
+  struct Want {
+    instrument::TraceOp op;
+    std::string text;
+    std::vector<std::string> fields;
+  };
+  using instrument::TraceOp;
+  const std::vector<Want> want = {{TraceOp::bar_sync, "bar.sync 0;", {"id"}},
+                                  {TraceOp::bar_sync, "barrier.sync.aligned 1, %r1;", {"id", "count"}},
+                                  {TraceOp::bar_arrive, "@%p1 bar.arrive 2, 64;", {"id", "count"}},
+                                  {TraceOp::bar_red, "bar.red.popc.u32 %r2, 3, %p1;", {"id"}},
+                                  {TraceOp::bar_red, "barrier.cta.red.and.pred %p2, 4, 128, !%p1;", {"id", "count"}}};
+  std::vector<const instrument::Site*> bars;
+  for (const auto& s : r.sites) {
+    if (instrument::is_cta_barrier(s.op)) bars.push_back(&s);
+    EXPECT_NE(s.function, "plain") << s.text;  // no bulk copy there
+    EXPECT_EQ(s.text.find("bar.warp.sync"), std::string::npos);
+  }
+  ASSERT_EQ(bars.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(want[i].text);
+    EXPECT_EQ(bars[i]->op, want[i].op);
+    EXPECT_EQ(bars[i]->text, want[i].text);
+    EXPECT_FALSE(bars[i]->after);  // before the barrier: every participant's record precedes what follows it
+    ASSERT_EQ(bars[i]->fields.size(), want[i].fields.size());
+    for (size_t k = 0; k < want[i].fields.size(); ++k) EXPECT_EQ(bars[i]->fields[k].name, want[i].fields[k]);
+  }
+  // The values: immediates written as such, the register by its own width, the guard obeyed.
+  auto sync0 = lines_of(r.text, bars[0]->id);
+  EXPECT_LT(index_of(sync0, "st.global.b32 [%__tmakit_d1+32], 0;"), sync0.size());
+  auto count_reg = lines_of(r.text, bars[1]->id);
+  EXPECT_LT(index_of(count_reg, "st.global.b32 [%__tmakit_d1+40], %r1;"), count_reg.size());
+  auto guarded = lines_of(r.text, bars[2]->id);
+  EXPECT_LT(index_of(guarded, "setp.ne.and.u64 %__tmakit_p0, %__tmakit_d0, 0, %p1;"), guarded.size());
+  auto red = lines_of(r.text, bars[4]->id);
+  EXPECT_LT(index_of(red, "st.global.b32 [%__tmakit_d1+32], 4;"), red.size());
+  EXPECT_LT(index_of(red, "st.global.b32 [%__tmakit_d1+40], 128;"), red.size());
+  // Their own records: the instruction stays right after its record.
+  EXPECT_NE(r.text.find("mov.u32 %__tmakit_last, 0xFFFFFFFF;\n\tbar.sync 0;"), std::string::npos);
+  // Only with every family: the other sets record no CTA barrier.
+  for (auto ops : {instrument::OpSet::copies, instrument::OpSet::barriers})
+    for (const auto& s : instrument::instrument_module(kBarriers, "bars.ptx", ops).sites)
+      EXPECT_FALSE(instrument::is_cta_barrier(s.op)) << s.text;
+  if (have_ptxas()) {
+    std::string log;
+    EXPECT_EQ(ptxas(r.text, "sm_90a", fs::path(TMAKIT_BINARY_DIR) / "test_instrument" / "bars", &log), 0) << log;
+  }
+}
+
 }  // namespace

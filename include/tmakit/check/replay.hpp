@@ -75,6 +75,9 @@ struct TraceDir {
   std::vector<instrument::Site> sites;
   std::vector<EncodedMap> maps;
   std::string module_name = "module";  // "<module>.ptx:line" where a site has no .loc
+  // sites.json's "cta_barriers": the instrumenter records CTA barriers (bar.sync, ...) beside the
+  // ordinary shared accesses, so races between threads can be judged (older traces lack them).
+  bool cta_barriers = false;
 };
 
 // Reads DIR/meta.json, trace.bin, sites.json and maps.jsonl (module.ptx, expect.json are not
@@ -89,6 +92,10 @@ struct ReplayOptions {
   // default: the records' own limit (kMaxRecords) bounds the work, about 2 s a million records.
   int max_clusters = 1 << 20;
   uint64_t max_global_bytes = 256ull << 20;  // model memory for global allocations, all clusters
+  // The race check's bounds, a cluster (docs/check-replay.md, "Races"): shared byte ranges and
+  // reads it keeps (about 100 and 24 bytes each), and clock entries (4 bytes each). Past one, a
+  // note says so and later accesses (ranges, reads) or records (clocks) are not checked.
+  uint64_t max_race_ranges = 1u << 20, max_race_reads = 1u << 22, max_race_clock_entries = 1u << 25;
 };
 
 struct Finding {

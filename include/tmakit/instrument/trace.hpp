@@ -43,7 +43,17 @@ enum class TraceOp : uint16_t {
   // An ordinary ld…shared… (vectors too; not ldmatrix, ld.async): values[0..7] its address,
   // values[8..15] its byte count. `--ops all` only: "destination read before the wait".
   shared_load = 27,
+  // CTA barriers (`--ops all`, where ordinary shared accesses are recorded): values[0..7] the
+  // barrier's number (`id`), values[8..15] the thread count (`count`, absent where the
+  // instruction names none: every thread of the CTA). Written before the instruction, so every
+  // participant's record precedes every record after the barrier. bar_sync: bar{.cta}.sync,
+  // barrier{.cta}.sync{.aligned} (`__syncthreads()` is `bar.sync 0`); bar_arrive:
+  // bar{.cta}.arrive, barrier{.cta}.arrive{.aligned} (releases, does not wait); bar_red:
+  // bar{.cta}.red…, barrier{.cta}.red… (waits, as bar_sync). For the happens-before race check.
+  bar_sync = 28, bar_arrive = 29, bar_red = 30,
 };
+// A CTA barrier's record (bar_sync, bar_arrive, bar_red).
+constexpr bool is_cta_barrier(TraceOp op) { return op == TraceOp::bar_sync || op == TraceOp::bar_arrive || op == TraceOp::bar_red; }
 std::string_view to_string(TraceOp op);
 
 // `flags` bits.
