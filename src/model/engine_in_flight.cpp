@@ -62,7 +62,9 @@ void Engine::check_no_conflict(const Op& op, const std::string& where) const {
     return true;
   };
   for (const auto& [id, other] : in_flight_) {
-    if (!op.writes.empty() && same_ranges(op.writes, other.writes) && same_ranges(op.reads, other.reads)) continue;
+    if (!op.atomic && !other.atomic && !op.writes.empty() && same_ranges(op.writes, other.writes) &&
+        same_ranges(op.reads, other.reads))
+      continue;
     for (const auto& w : op.writes) {
       for (const auto& x : other.writes)
         // Two reductions may hit the same elements: each update is atomic (§6.3; the H100

@@ -32,7 +32,7 @@ std::string place(const tmakit::check::Finding& f) {
 }
 
 // Thread 0: init, fence, arm with `expect` bytes, and load one box of `m` to `dst`.
-Trace& produce(Trace& t, const Map& m, int64_t expect, int64_t dst = kBuf) {
+Trace& produce_inlined(Trace& t, const Map& m, int64_t expect, int64_t dst = kBuf) {
   t.rec_at(t.site_with("mbarrier.init"), 0, 0, {{"addr", {kBar}}, {"count", {1}}});
   t.rec_at(t.site_with("fence.mbarrier_init"), 0, 0, {});
   t.rec_at(t.site_with("mbarrier.arrive.expect_tx"), 0, 0, {{"state", {0}}, {"addr", {kBar}}, {"txCount", {expect}}});
@@ -47,7 +47,7 @@ Trace misaligned_copy() {
   Map m;
   Trace t("inlined.ptx");
   t.encoded(m);
-  produce(t, m, m.box_bytes(), /*dst=*/64);
+  produce_inlined(t, m, m.box_bytes(), /*dst=*/64);
   return t;
 }
 
@@ -75,7 +75,7 @@ TEST(CheckPlaces, AHangInCudaPtxIsReportedAtTheUsersLine) {
   Trace t("inlined.ptx");
   t.encoded(m);
   t.meta()["outcome"] = "timeout";
-  produce(t, m, m.box_bytes() - 16);
+  produce_inlined(t, m, m.box_bytes() - 16);
   t.rec_at(t.site_with("mbarrier.try_wait"), 0, 0, {{"addr", {kBar}}, {"phaseParity", {0}}}, false);
   const auto r = t.replay();
   ASSERT_EQ(rules(r), std::vector<std::string>{"check.hang"}) << tmakit::check::to_text(r);

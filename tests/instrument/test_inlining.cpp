@@ -69,7 +69,7 @@ const instrument::Site& site_with(const instrument::Result& r, const std::string
 TEST(InstrumentInlining, ChainsOfNvccsPtxReachTheUsersLines) {
   const auto r = instrument::instrument_module(read(kKernels / "inlined.ptx"), "inlined.ptx");
   ASSERT_EQ(r.status, 0);
-  ASSERT_EQ(r.sites.size(), 6u);  // init, fence, arrive, the copy, the wait, the shared load
+  ASSERT_EQ(r.sites.size(), 7u);  // init, fence, arrive, the copy, the block barrier, the wait, the shared load
   // The kernel's own lines (in no inlined function), and its helpers' calls with the helper that holds each.
   const Expected kernel_init = at_call("ptx::mbarrier_init(&bar"), kernel_fence = at_call("ptx::fence_mbarrier_init(");
   const Expected kernel_stage = at_call("stage(tile, &map"), kernel_wait = at_call("wait_for(&bar, 0)");
