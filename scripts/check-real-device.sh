@@ -10,7 +10,8 @@
 #   scripts/check-real-device.sh device   on the GPU machine, from the repository root: each program
 #        plain and under `tmakit check --save-trace`, its exit status, the head lines and findings;
 #        $OUT/log.txt and the traces as $OUT/traces-<part>.tar.xz. REAL_PARTS picks sections
-#        ("ring cutlass triton"); GEMM_SIZE (default 1024) the CUTLASS problem size.
+#        ("ring cutlass triton", and "mutants": CUTLASS's seeded bugs of tests/gpu/check/cutlass_mutants.py,
+#        docs/check-seeded.md); GEMM_SIZE (default 1024) the CUTLASS problem size.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -80,6 +81,11 @@ device() {
     echo "== CUTLASS $CUTLASS_VERSION example 49 (ping-pong, cooperative, 2x1 clusters), ${n}^3"
     CHECK_ARGS="--launches 1" plain_and_checked cutlass49 120 "$R/49_collective_builder" --m=$n --n=$n --k=$n
   fi
+  if [[ $parts == *" mutants "* ]]; then
+    echo "== CUTLASS mutants (tests/gpu/check/cutlass_mutants.py)"
+    python3 tests/gpu/check/cutlass_mutants.py device --tmakit "$R" --example "$R/48_hopper_warp_specialized_gemm" \
+      --example49 "$R/49_collective_builder" --out "$OUT/traces/cutlass-mutants"
+  fi
   if [[ $parts == *" triton "* ]] && [ -d "$R/triton-tutorials" ]; then
     echo "== Triton tutorials (tests/gpu/check/triton_tutorials.py)"
     python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
@@ -87,7 +93,7 @@ device() {
     CHECK_ARGS="--launches 1" plain_and_checked triton-attention 120 python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --only attention
   fi
   echo "device half took $((SECONDS - start)) s"
-  for part in ring cutlass triton; do
+  for part in ring cutlass triton; do  # cutlass* takes the mutants' folder too
     local names; names=$(cd "$OUT/traces" && ls -d ${part}* 2>/dev/null)
     [ -n "$names" ] && tar -C "$OUT/traces" -cf - $names | xz -T8 -6 > "$OUT/traces-$part.tar.xz"
   done
