@@ -10,8 +10,9 @@
 #   scripts/check-real-device.sh device   on the GPU machine, from the repository root: each program
 #        plain and under `tmakit check --save-trace`, its exit status, the head lines and findings;
 #        $OUT/log.txt and the traces as $OUT/traces-<part>.tar.xz. REAL_PARTS picks sections
-#        ("ring cutlass small triton"; small: whole launches at 512 for tests/vectors/check/real-*);
-#        GEMM_SIZE (default 1024) the CUTLASS problem size.
+#        ("ring cutlass small triton", and "mutants": CUTLASS's seeded bugs of
+#        tests/gpu/check/cutlass_mutants.py, docs/check-seeded.md; small: whole launches at 512 for
+#        tests/vectors/check/real-*); GEMM_SIZE (default 1024) the CUTLASS problem size.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -92,6 +93,11 @@ device() {
       CHECK_ARGS="--launches 1" plain_and_checked real-triton-tutorials-512 120 python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --size 512 --warmup 0 --iters 1
     fi
   fi
+  if [[ $parts == *" mutants "* ]]; then
+    echo "== CUTLASS mutants (tests/gpu/check/cutlass_mutants.py)"
+    python3 tests/gpu/check/cutlass_mutants.py device --tmakit "$R" --example "$R/48_hopper_warp_specialized_gemm" \
+      --example49 "$R/49_collective_builder" --out "$OUT/traces/cutlass-mutants"
+  fi
   if [[ $parts == *" triton "* ]] && [ -d "$R/triton-tutorials" ]; then
     echo "== Triton tutorials (tests/gpu/check/triton_tutorials.py)"
     python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
@@ -99,7 +105,7 @@ device() {
     CHECK_ARGS="--launches 1" plain_and_checked triton-attention 120 python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --only attention
   fi
   echo "device half took $((SECONDS - start)) s"
-  for part in ring cutlass real triton; do
+  for part in ring cutlass real triton; do  # cutlass* takes the mutants' folder too
     local names; names=$(cd "$OUT/traces" && ls -d ${part}* 2>/dev/null)
     [ -n "$names" ] && tar -C "$OUT/traces" -cf - $names | xz -T8 -6 > "$OUT/traces-$part.tar.xz"
   done

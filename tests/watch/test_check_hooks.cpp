@@ -5,99 +5,25 @@
 // and site table (tmakit::instrument, called here), and the replay run separately.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
-#include "check_test_files.hpp"
-#include "tmakit/instrument/instrument.hpp"
+#include "check_hooks_fixture.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+using check_test::CheckHooks;
+using check_test::count;
 using check_test::kKernel;
 using check_test::kModule;
 using check_test::kRefused;
+using check_test::Outcome;
 using check_test::read_file;
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-struct Outcome {
-  int status = -1;
-  std::string out, err;
-  double seconds = 0;
-};
-
-class CheckHooks : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tmakit-check-hooks-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    // The recorded trace: one record per site, in site order, CTA 0 thread 0.
-    inst_ = tmakit::instrument::instrument_module(read_file(kModule), kModule);
-    ASSERT_EQ(inst_.status, 0);
-    std::string bin;
-    for (const auto& s : inst_.sites) {
-      tmakit::instrument::Record r{};
-      r.site = s.id;
-      r.op = static_cast<uint16_t>(s.op);
-      bin.append(reinterpret_cast<const char*>(&r), sizeof r);
-    }
-    recorded_ = bin;
-    std::ofstream(dir_ / "recorded.bin", std::ios::binary) << bin;
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
-
-  // `prefix` (e.g. "tmakit check --save-trace S --") then the probe, with the stand-in driver.
-  Outcome run(const std::string& prefix, const std::string& probe_args, const std::string& outcome = "complete") {
-    const fs::path out = dir_ / "out.txt", err = dir_ / "err.txt";
-    std::string cmd = "env LD_LIBRARY_PATH=" STAND_IN_DIR " TMAKIT_WATCH_LIBRARY=" WATCH_LIBRARY
-                      " TMAKIT_STAND_IN_TRACE=" + (dir_ / "recorded.bin").string() +
-                      " TMAKIT_STAND_IN_LOADED=" + (dir_ / "loaded.txt").string() +
-                      " TMAKIT_STAND_IN_OUTCOME=" + outcome + " " + prefix + " " CHECK_PROBE " " + probe_args +
-                      " >" + out.string() + " 2>" + err.string();
-    fs::remove(dir_ / "loaded.txt");
-    const auto start = std::chrono::steady_clock::now();
-    const int s = std::system(cmd.c_str());
-    Outcome r;
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    r.status = WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s);
-    r.out = read_file(out);
-    r.err = read_file(err);
-    return r;
-  }
-  std::string checked(const std::string& options = "") {
-    return std::string(TMAKIT_CLI) + " check --save-trace " + (dir_ / "saved").string() + " " + options + " --";
-  }
-  // The images the stand-in was handed, in order.
-  std::vector<std::string> loaded() {
-    std::vector<std::string> images;
-    std::string all = read_file(dir_ / "loaded.txt");
-    for (size_t start = 0, end; (end = all.find('\0', start)) != std::string::npos; start = end + 1)
-      images.push_back(all.substr(start, end - start));
-    return images;
-  }
-  json meta(int n = 0) { return json::parse(read_file(dir_ / "saved" / ("launch-" + std::to_string(n)) / "meta.json")); }
-
-  fs::path dir_;
-  tmakit::instrument::Result inst_;
-  std::string recorded_;
-};
 
 TEST_F(CheckHooks, EveryRouteInstrumentsLoadsTracesAndReports) {
   for (const std::string route : {"linked", "dlsym", "gpa", "runtime", "ex", "library", "link"}) {

@@ -118,6 +118,43 @@ TEST_F(CheckPtxas, RealPtxasRefusingTheInstrumentedModuleGetsTheOriginal) {
   EXPECT_NE(err.find("refused the instrumented"), std::string::npos) << err;
 }
 
+// --ptx-filter on Triton's route: the filter's text is what gets instrumented, and what ptxas
+// assembles when it refuses the instrumented one; a failing filter leaves the input as it was.
+TEST_F(CheckPtxas, ThePtxFiltersTextStandsForTheInput) {
+  const std::string in = (dir_ / "kernel.ptx").string(), out = (dir_ / "o.cubin").string();
+  std::string edited = read_file(kModule);
+  const size_t at = edited.find("\tfence.mbarrier_init.release.cluster;");
+  ASSERT_NE(at, std::string::npos);
+  edited.erase(at, edited.find('\n', at) + 1 - at);  // what the filter's sed does
+  const std::string env = "env TMAKIT_CHECK_DIR=" + dir_.string() + " TMAKIT_REAL_PTXAS=" + fake_.string() +
+                          " TMAKIT_CHECK_PTX_FILTER='sed /fence.mbarrier_init/d' ";
+  std::string err;
+  EXPECT_EQ(sh(env + PTXAS_WRAPPER " --gpu-name=sm_90a " + in + " -o " + out, &err), 0) << err;
+  auto inst = tmakit::instrument::instrument_module(edited, in);
+  ASSERT_EQ(inst.status, 0);
+  uint64_t id = 0;
+  EXPECT_EQ(read_file(out), std::string("\x7f" "ELF") + *tmakit::check::add_module_id(inst.text, &id));
+  EXPECT_NE(err.find("tmakit check: " + in + ": the PTX filter `sed /fence.mbarrier_init/d` changed it (68 lines, 69 "
+                     "before)"), std::string::npos) << err;
+  EXPECT_EQ(read_file(in), read_file(kModule));  // the input itself is untouched
+  EXPECT_FALSE(fs::exists(in + ".tmakit-filtered.ptx"));  // removed after use
+
+  fs::remove(dir_ / "args.txt");
+  EXPECT_EQ(sh("env REFUSE_INSTRUMENTED=1 " + env + PTXAS_WRAPPER " --gpu-name=sm_90a " + in + " -o " + out, &err), 0);
+  auto c = calls();
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[1], "--gpu-name=sm_90a " + in + ".tmakit-filtered.ptx -o " + out);
+  EXPECT_EQ(read_file(out), std::string("\x7f" "ELF") + edited);
+  EXPECT_NE(err.find("assembling the PTX filter's text"), std::string::npos) << err;
+
+  EXPECT_EQ(sh("env TMAKIT_CHECK_DIR=" + dir_.string() + " TMAKIT_REAL_PTXAS=" + fake_.string() +
+               " TMAKIT_CHECK_PTX_FILTER=false " PTXAS_WRAPPER " --gpu-name=sm_90a " + in + " -o " + out, &err), 0);
+  inst = tmakit::instrument::instrument_module(read_file(kModule), in);
+  EXPECT_EQ(read_file(out), std::string("\x7f" "ELF") + *tmakit::check::add_module_id(inst.text, &id));
+  EXPECT_NE(err.find("the PTX filter `false` failed: it exited with status 1; the module is used as it was "
+                     "[check.ptx-filter]"), std::string::npos) << err;
+}
+
 TEST_F(CheckPtxas, WithoutCheckEverythingPassesThrough) {
   const std::string args = "-v --gpu-name=sm_90a " + (dir_ / "kernel.ptx").string() + " -o " + (dir_ / "o").string();
   EXPECT_EQ(sh("env -u TMAKIT_CHECK_DIR TMAKIT_REAL_PTXAS=" + fake_.string() + " " PTXAS_WRAPPER " " + args), 0);

@@ -6,6 +6,8 @@
 // ptxas on the instrumented file with the same arguments. On any failure to instrument, or when
 // the real ptxas refuses the instrumented module, it runs the real ptxas on the original input:
 // the program never breaks because of tmakit. Every other call (`--version`) goes straight on.
+// Under `tmakit check --ptx-filter CMD` the input first goes through CMD, and the filter's text
+// stands for the input from then on (the original is assembled only if ptxas refuses that text).
 //
 // The real ptxas is the one Triton would have run: $TMAKIT_REAL_PTXAS (tmakit check saves the
 // user's TRITON_PTXAS_PATH there; _BLACKWELL for ptxas-blackwell), else Triton's own
@@ -18,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,7 +31,9 @@
 #include <vector>
 
 #include "tmakit/check/capture.hpp"
+#include "tmakit/check/ptx_filter.hpp"
 #include "tmakit/instrument/instrument.hpp"
+#include "tmakit/terminal_text.hpp"
 
 namespace {
 
@@ -120,29 +125,66 @@ bool write_file(const fs::path& p, const std::string& text) {
   return static_cast<bool>(out);
 }
 
-// The instrumented input beside the original, its site table in the check folder; the path of
-// the instrumented file, or empty (and why) when the input stays as it is.
-fs::path instrument_input(const fs::path& input, const fs::path& check_dir, std::string& why) {
-  std::ifstream in(input, std::ios::binary);
+std::string read_file(const fs::path& p, bool* ok) {
+  std::ifstream in(p, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
-  if (!in) return why = "cannot read " + input.string(), fs::path{};
-  auto res = tmakit::instrument::instrument_module(s.str(), input.string());
+  *ok = static_cast<bool>(in);
+  return s.str();
+}
+
+void say(const std::string& text) { std::fprintf(stderr, "%s\n", tmakit::terminal_line(text, 400).c_str()); }
+
+// The input as `tmakit check --ptx-filter` makes it: INPUT.tmakit-filtered.ptx when the filter
+// changed it, the input itself otherwise (said, with why, when the filter failed).
+fs::path filter_input(const fs::path& input) {
+  const auto filter = tmakit::check::ptx_filter_from_environment();
+  if (!filter) return input;
+  bool ok = false;
+  const std::string text = read_file(input, &ok);
+  if (!ok) return input;
+  auto out = tmakit::check::run_ptx_filter(*filter, text, tmakit::instrument::kMaxModuleBytes);
+  if (!out.ptx) {
+    say(fmt::format("tmakit check: {}: the PTX filter `{}` failed: {}; the module is used as it was [check.ptx-filter]",
+                    input.string(), filter->command, out.why));
+    return input;
+  }
+  if (*out.ptx == text) return input;
+  const fs::path filtered = input.string() + ".tmakit-filtered.ptx";
+  if (!write_file(filtered, *out.ptx)) {
+    say(fmt::format("tmakit check: {}: cannot write the PTX filter's text to {}; the module is used as it was "
+                    "[check.ptx-filter]", input.string(), filtered.string()));
+    return input;
+  }
+  say(fmt::format("tmakit check: {}: the PTX filter `{}` changed it ({} lines, {} before); its text stands in the "
+                  "module's place", input.string(), filter->command, std::count(out.ptx->begin(), out.ptx->end(), '\n'),
+                  std::count(text.begin(), text.end(), '\n')));
+  return filtered;
+}
+
+// The instrumented input (the text of `source`: the input or the filter's text) beside the
+// input, its site table in the check folder; the path of the instrumented file, or empty (and
+// why) when the input stays as it is.
+fs::path instrument_input(const fs::path& input, const fs::path& source, const fs::path& check_dir, std::string& why) {
+  bool ok = false;
+  const std::string text = read_file(source, &ok);
+  if (!ok) return why = "cannot read " + source.string(), fs::path{};
+  auto res = tmakit::instrument::instrument_module(text, input.string());
   if (res.status != 0) {
     why = res.diags.empty() ? "not instrumented" : tmakit::format(res.diags.front());
     return {};
   }
   if (res.sites.empty()) return why = "no bulk-copy or barrier operation to trace", fs::path{};
   uint64_t id = 0;
-  auto text = tmakit::check::add_module_id(res.text, &id);
-  if (!text) return why = "no trace declaration in the instrumented text", fs::path{};
+  auto with_id = tmakit::check::add_module_id(res.text, &id);
+  if (!with_id) return why = "no trace declaration in the instrumented text", fs::path{};
   const fs::path modules = check_dir / "modules";
   std::error_code ec;
   fs::create_directories(modules, ec);
   const std::string base = fmt::format("{:016x}", id);
   const fs::path out = input.string() + ".tmakit.ptx";
   if (!write_file(modules / (base + ".sites.json"), tmakit::instrument::sites_json(res.sites)) ||
-      !write_file(modules / (base + ".ptx"), *text) || !write_file(out, *text))
+      !write_file(modules / (base + ".ptx"), *with_id) || !write_file(out, *with_id))
     return why = "cannot write the instrumented module or its site table", fs::path{};
   return out;
 }
@@ -152,11 +194,10 @@ fs::path instrument_input(const fs::path& input, const fs::path& check_dir, std:
 // preload library reads when the program loads the text. Exit 1 (lint's diagnostics printed)
 // when IN cannot be instrumented: the build stops there.
 int embed(const fs::path& in, const fs::path& out) {
-  std::ifstream f(in, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  if (!f) return std::fprintf(stderr, "tmakit-ptxas: cannot read %s\n", in.c_str()), 2;
-  auto res = tmakit::instrument::instrument_module(s.str(), in.string());
+  bool ok = false;
+  const std::string text = read_file(in, &ok);
+  if (!ok) return std::fprintf(stderr, "tmakit-ptxas: cannot read %s\n", in.c_str()), 2;
+  auto res = tmakit::instrument::instrument_module(text, in.string());
   for (const auto& d : res.diags) std::fprintf(stderr, "%s\n", tmakit::format(d).c_str());
   if (res.status != 0) return std::fprintf(stderr, "tmakit-ptxas: %s cannot be instrumented\n", in.c_str()), 1;
   const std::string sites = nlohmann::json::parse(tmakit::instrument::sites_json(res.sites)).dump();
@@ -181,22 +222,36 @@ int main(int argc, char** argv) {
     if (args[i].size() > 4 && args[i].ends_with(".ptx") && (i == 0 || args[i - 1] != "-o")) input = static_cast<int>(i);
   if (check_dir.empty() || input < 0) return run(ptxas, args);
 
+  // The filter's text, when there is one, is what "the original" means below.
+  const fs::path source = filter_input(args[input]);
+  std::vector<std::string> plain = args;
+  plain[input] = source.string();
+  std::error_code ec;
   std::string why;
-  const fs::path instrumented = instrument_input(args[input], check_dir, why);
+  const fs::path instrumented = instrument_input(args[input], source, check_dir, why);
+  int status = 0;
   if (instrumented.empty()) {
     std::fprintf(stderr, "tmakit check: %s is assembled as it is, not instrumented: %s\n", args[input].c_str(),
                  why.c_str());
-    return run(ptxas, args);
+    status = run(ptxas, plain);
+  } else {
+    std::vector<std::string> changed = args;
+    changed[input] = instrumented.string();
+    status = run(ptxas, changed);
+    fs::remove(instrumented, ec);
+    if (status != 0) {
+      std::fprintf(stderr, "tmakit check: %s refused the instrumented %s (status %d); assembling the %s\n",
+                   ptxas.c_str(), args[input].c_str(), status, source == args[input] ? "original" : "PTX filter's text");
+      status = run(ptxas, plain);
+    }
   }
-  std::vector<std::string> changed = args;
-  changed[input] = instrumented.string();
-  int status = run(ptxas, changed);
-  std::error_code ec;
-  fs::remove(instrumented, ec);
-  if (status != 0) {
-    std::fprintf(stderr, "tmakit check: %s refused the instrumented %s (status %d); assembling the original\n",
-                 ptxas.c_str(), args[input].c_str(), status);
-    status = run(ptxas, args);
+  if (source != args[input]) {
+    fs::remove(source, ec);
+    if (status != 0) {
+      say(fmt::format("tmakit check: {} refused the PTX filter's text of {} (status {}); assembling the original "
+                      "[check.ptx-filter]", ptxas.string(), args[input], status));
+      status = run(ptxas, args);
+    }
   }
   return status;
 }

@@ -1,4 +1,4 @@
-// `tmakit check [--timeout S] [--log FILE] [--save-trace DIR] [--quiet] [--target T] -- CMD [ARGS...]`
+// `tmakit check [--timeout S] [--log FILE] [--save-trace DIR] [--ptx-filter CMD] [--quiet] [--target T] -- CMD [ARGS...]`
 // runs CMD with the preload library (as `tmakit watch` does) in check mode: the PTX the program
 // loads is instrumented, every launch of an instrumented kernel is traced, waited for and
 // replayed on the model, and the report goes to stderr (docs/check.md). Unlike watch, tmakit
@@ -20,6 +20,8 @@
 
 #include "commands.hpp"
 #include "numbers.hpp"
+#include "tmakit/check/ptx_filter.hpp"
+#include "tmakit/terminal_text.hpp"
 #include "watch_launch.hpp"
 
 namespace tmakit::cli {
@@ -33,6 +35,7 @@ struct CheckOptions {
   std::string launches = "0";  // checked launches per kernel; 0: all
   std::string capacity = "262144";  // records in the trace buffer (128 bytes each)
   std::string log, save_trace, replay, target = "sm_90a";
+  std::optional<std::string> ptx_filter;  // --ptx-filter CMD (docs/check.md, "Mutation testing")
   bool quiet = false, json = false;
   bool strict = false;  // warnings, too, make the exit status 1
 };
@@ -71,6 +74,35 @@ void set_ptxas_wrapper_environment(const fs::path& run_dir) {
     setenv(triton, (run_dir / "bin" / (blackwell ? "ptxas-blackwell" : "ptxas")).c_str(), 1);
   }
   setenv("TRITON_CACHE_DIR", (run_dir / "triton-cache").c_str(), 1);
+}
+
+// --ptx-filter CMD: its words, and its program found (a path, or a name on PATH) before the
+// command runs; false after saying why.
+bool usable_ptx_filter(const std::string& command) {
+  const auto words = check::split_filter_command(command);
+  std::string why;
+  if (words.empty()) {
+    why = "the command is empty; give the filter's program and its arguments, separated by spaces";
+  } else if (words[0].find('/') != std::string::npos) {
+    std::error_code ec;
+    if (!fs::is_regular_file(words[0], ec) || ::access(words[0].c_str(), X_OK) != 0)
+      why = fmt::format("{} is not a program this user can run; name an executable file", words[0]);
+  } else {
+    bool found = false;
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path != nullptr ? path : "";
+    while (!found && !dirs.empty()) {
+      const size_t colon = dirs.find(':');
+      const fs::path p = fs::path(std::string(dirs.substr(0, colon))) / words[0];
+      std::error_code ec;
+      found = fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+      dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
+    }
+    if (!found) why = fmt::format("{} is not found on PATH; name the program by its path", words[0]);
+  }
+  if (why.empty()) return true;
+  fmt::print(stderr, "tmakit check: --ptx-filter: error: {} [cli.ptx-filter]\n", terminal_line(why));
+  return false;
 }
 
 std::optional<std::vector<std::string>>& separated_command() {
@@ -143,6 +175,7 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
     fmt::print(stderr, "tmakit check: --timeout: error: {} is not a number of seconds in (0, 86400]\n", o.timeout);
     return 2;
   }
+  if (o.ptx_filter && !usable_ptx_filter(*o.ptx_filter)) return 2;
   const fs::path run_dir = make_run_dir();
   if (run_dir.empty()) {
     fmt::print(stderr, "tmakit check: error: cannot create a folder in {}: {}\n", fs::temp_directory_path().string(),
@@ -174,6 +207,9 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
   setenv("TMAKIT_CHECK_CAPACITY", std::to_string(capacity).c_str(), 1);
   setenv("TMAKIT_CHECK_CLI", fs::read_symlink("/proc/self/exe", ec).c_str(), 1);
   setenv("TMAKIT_CHECK_PARENT_PID", std::to_string(getpid()).c_str(), 1);
+  // Only --ptx-filter sets a filter: one left in the environment from elsewhere never edits modules.
+  if (o.ptx_filter) setenv(check::kEnvPtxFilter, o.ptx_filter->c_str(), 1);
+  else unsetenv(check::kEnvPtxFilter);
   set_ptxas_wrapper_environment(run_dir);
 
   struct sigaction hang{};
@@ -220,7 +256,8 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
 }  // namespace
 
 void split_check_command(std::vector<char*>& args) {
-  if (auto command = split_command_after_dashes(args, {"--timeout", "--launches", "--capacity", "--log", "--save-trace", "--replay", "--target"}))
+  if (auto command = split_command_after_dashes(args, {"--timeout", "--launches", "--capacity", "--log", "--save-trace", "--replay", "--target",
+                                                      "--ptx-filter"}))
     separated_command() = std::move(command);
 }
 
@@ -237,6 +274,9 @@ void add_check_command(CLI::App& app, int& status) {
                   "past it are counted, not kept (1024 to 67108864)");
   cmd->add_option("--log", o->log, "also keep the watch log of tensor-map calls in FILE (JSON Lines)");
   cmd->add_option("--save-trace", o->save_trace, "keep each launch's trace in DIR/launch-<n>/");
+  cmd->add_option("--ptx-filter", o->ptx_filter,
+                  "pass every PTX module through CMD (its words split at spaces; PTX on its standard input, the PTX to "
+                  "use on its standard output) before it is instrumented; where CMD fails the module is used as it was");
   cmd->add_flag("--quiet", o->quiet, "no watch warnings; no summary when nothing was found");
   cmd->add_option("--target", o->target, "the target (default sm_90a)");
   cmd->add_option("--replay", o->replay, "replay a saved trace directory instead of running a command");

@@ -7,9 +7,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,11 +25,10 @@
 #include <nlohmann/json.hpp>
 
 #include "check_abi.hpp"
+#include "tmakit/check/child.hpp"
 #include "check_state.hpp"
 #include "tmakit/instrument/instrument.hpp"
 #include "../../watch/session.hpp"
-
-extern char** environ;
 
 namespace tmakit::watch {
 namespace {
@@ -103,38 +100,28 @@ ReplayResult run_replay(const fs::path& dir) {
   ReplayResult res;
   const char* cli = std::getenv(kEnvCheckCli);
   if (cli == nullptr || *cli == '\0') return res;
-  std::vector<std::string> env_keep;
-  for (char** e = environ; *e != nullptr; ++e)
-    if (std::strncmp(*e, "LD_PRELOAD=", 11) != 0 && std::strncmp(*e, "TMAKIT_CHECK_DIR=", 17) != 0)
-      env_keep.emplace_back(*e);
-  std::vector<char*> envp;
-  for (auto& s : env_keep) envp.push_back(s.data());
-  envp.push_back(nullptr);
   // The report goes to tmakit's own folder for the run (never beside the saved trace, in a
   // folder of the user's, where a planted symlink would be followed into a truncation).
   const char* run_dir = std::getenv(kEnvCheckDir);
   const fs::path out = fs::path(run_dir != nullptr ? run_dir : "/nonexistent") /
                        fmt::format("report-{}-{}.txt", getpid(), dir.filename().string());
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  std::string a0 = cli, a1 = "check", a2 = "--replay", a3 = dir.string();
-  char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(), nullptr};
-  pid_t pid = 0;
-  const int e = posix_spawn(&pid, cli, &fa, nullptr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  if (e != 0) {
-    res.report = fmt::format("cannot run {} check --replay: {}", cli, std::strerror(e));
+  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    res.report = fmt::format("cannot write the replay's report to {}: {}", out.string(), std::strerror(errno));
     return res;
   }
-  int st = 0;
-  pid_t w;
-  while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {
+  std::string why;
+  const auto pid = check::spawn_child({cli, "check", "--replay", dir.string()}, {-1, fd, fd}, false, &why);
+  ::close(fd);
+  if (!pid) {
+    res.report = fmt::format("the replay ({} check --replay) did not start: {}", cli, why);
+    return res;
   }
+  const check::ChildEnd end = check::wait_child(*pid);
   // A program that ignores SIGCHLD has its children reaped for it: the report is there, the
   // exit status is lost (3 in launches.jsonl); the findings are still counted from the report.
-  res.status = w < 0 ? 3 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  res.status = end.how == check::ChildEnd::How::exited ? end.code
+               : end.how == check::ChildEnd::How::signalled ? 128 + end.code : 3;
   res.report = read_text(out);
   std::error_code ec;
   fs::remove(out, ec);

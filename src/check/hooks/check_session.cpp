@@ -17,6 +17,7 @@
 #include "../../watch/driver_abi.hpp"
 #include "fatbin.hpp"
 #include "../../watch/real_driver.hpp"
+#include "tmakit/check/ptx_filter.hpp"
 #include "tmakit/instrument/instrument.hpp"
 #include "tmakit/terminal_text.hpp"
 
@@ -34,6 +35,10 @@ struct Registry {
   std::unordered_map<uint64_t, std::shared_ptr<CheckModule>> by_id;
   std::set<void*> links_instrumented;  // link states that have an instrumented input
   std::deque<std::string> link_texts;  // kept alive: the driver may read them until cuLinkComplete
+  // The PTX filter's text for each module text it was given (by module_id_of), null where the
+  // module stays as it was: run once per distinct module, kept while the process lives (a
+  // library may read its binary for as long as it is loaded).
+  std::unordered_map<uint64_t, std::shared_ptr<const std::string>> filtered;
   int modules_seen = 0;
 };
 
@@ -160,6 +165,36 @@ bool uses_bulk_copies(std::string_view ptx) {
          ptx.find("cp.reduce.async.bulk") != std::string_view::npos || ptx.find("tensormap") != std::string_view::npos;
 }
 
+// The text `tmakit check --ptx-filter` makes of a module about to be instrumented (docs/check.md,
+// "Mutation testing"): null when no filter is set, or when the module stays as it was (the
+// filter left it unchanged, or failed: said once, with why).
+std::shared_ptr<const std::string> filtered_text(std::string_view text, const std::string& name) {
+  static const std::optional<check::PtxFilter> filter = check::ptx_filter_from_environment();
+  if (!filter) return nullptr;
+  static std::mutex* running = new std::mutex;  // one filter at a time; each module text once
+  std::lock_guard<std::mutex> one(*running);
+  Registry& reg = registry();
+  const uint64_t key = check::module_id_of(text);
+  {
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    if (auto it = reg.filtered.find(key); it != reg.filtered.end()) return it->second;
+  }
+  check::FilterOutcome out = check::run_ptx_filter(*filter, text, instrument::kMaxModuleBytes);
+  std::shared_ptr<const std::string> kept;
+  if (!out.ptx) {
+    check_say(fmt::format("{}: the PTX filter `{}` failed: {}; the module is used as it was [check.ptx-filter]", name,
+                          filter->command, out.why));
+  } else if (*out.ptx != text) {
+    check_say(fmt::format("{}: the PTX filter `{}` changed it ({} lines, {} before); its text stands in the "
+                          "module's place", name, filter->command, std::count(out.ptx->begin(), out.ptx->end(), '\n'),
+                          std::count(text.begin(), text.end(), '\n')));
+    kept = std::make_shared<const std::string>(std::move(*out.ptx));
+  }
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  reg.filtered.emplace(key, kept);
+  return kept;
+}
+
 }  // namespace
 
 bool check_active() {
@@ -238,6 +273,17 @@ int check_module_load(void** handle, const void* image, ModuleKind kind, const s
     return r;
   }
   const std::string name = fmt::format("{}-{}.ptx", from_fatbin ? "fatbin" : "module", registry().modules_seen++);
+  // The PTX filter's text stands for the module from here on: instrumented, or loaded as it is.
+  const std::shared_ptr<const std::string> filtered = filtered_text(text, name);
+  if (filtered) text = *filtered;
+  auto load_uninstrumented = [&] {
+    if (!filtered) return load(image);
+    const int r = load(filtered->c_str());
+    if (r == abi::kSuccess) return r;
+    check_say(fmt::format("the driver refused the PTX filter's text of {} ({}); loading the original [check.ptx-filter]",
+                          name, check::result_name(check_driver(), r)));
+    return load(image);
+  };
   instrument::Result res;
   try {
     res = instrument::instrument_module(text, name, instrument::OpSet::all);
@@ -253,9 +299,9 @@ int check_module_load(void** handle, const void* image, ModuleKind kind, const s
     if (said.insert(check::module_id_of(text)).second)
       check_say(fmt::format("{} (a PTX image of {} lines) is loaded as it is, not instrumented: {}", name,
                             std::count(text.begin(), text.end(), '\n'), first_problem(res.diags)));
-    return load(image);
+    return load_uninstrumented();
   }
-  if (res.sites.empty()) return load(image);  // nothing to trace: the original, untouched
+  if (res.sites.empty()) return load_uninstrumented();  // nothing to trace: the module, untouched
   // The text stays alive with its module: a library may keep reading it (CU_LIBRARY_BINARY_IS_PRESERVED).
   auto kept = std::make_shared<CheckModule>();
   kept->ptx = std::move(res.text);
@@ -270,9 +316,9 @@ int check_module_load(void** handle, const void* image, ModuleKind kind, const s
     reg.modules[*handle] = std::move(kept);
     return r;
   }
-  check_say(fmt::format("the driver refused the instrumented {} ({}); loading the original", name,
-                        check::result_name(check_driver(), r)));
-  return load(image);
+  check_say(fmt::format("the driver refused the instrumented {} ({}); loading {}", name,
+                        check::result_name(check_driver(), r), filtered ? "the PTX filter's text" : "the original"));
+  return load_uninstrumented();
 }
 
 int check_link_add(void* state, void* data, size_t size, const std::function<int(void*, size_t)>& add) {
@@ -286,6 +332,16 @@ int check_link_add(void* state, void* data, size_t size, const std::function<int
       return add(data, size);
     }
   }
+  const std::shared_ptr<const std::string> filtered = filtered_text(text, "cuLinkAddData.ptx");
+  if (filtered) text = *filtered;
+  auto add_uninstrumented = [&] {
+    if (!filtered) return add(data, size);
+    const int r = add(const_cast<char*>(filtered->c_str()), filtered->size() + 1);
+    if (r == abi::kSuccess) return r;
+    check_say(fmt::format("the driver refused the PTX filter's text of a cuLinkAddData input ({}); linking the "
+                          "original [check.ptx-filter]", check::result_name(check_driver(), r)));
+    return add(data, size);
+  };
   instrument::Result res = instrument::instrument_module(text, "cuLinkAddData.ptx", instrument::OpSet::all);
   uint64_t id = 0;
   std::optional<std::string> with_id;
@@ -294,7 +350,7 @@ int check_link_add(void* state, void* data, size_t size, const std::function<int
     if (res.status != 0)
       check_say(fmt::format("a PTX input of cuLinkAddData is linked as it is, not instrumented: {}",
                             first_problem(res.diags)));
-    return add(data, size);
+    return add_uninstrumented();
   }
   std::string* kept;
   {
@@ -303,9 +359,9 @@ int check_link_add(void* state, void* data, size_t size, const std::function<int
   }
   const int r = add(kept->data(), kept->size() + 1);
   if (r != abi::kSuccess) {
-    check_say(fmt::format("the driver refused the instrumented link input ({}); linking the original",
-                          check::result_name(check_driver(), r)));
-    return add(data, size);
+    check_say(fmt::format("the driver refused the instrumented link input ({}); linking {}",
+                          check::result_name(check_driver(), r), filtered ? "the PTX filter's text" : "the original"));
+    return add_uninstrumented();
   }
   auto m = std::make_shared<CheckModule>();
   m->sites_json = instrument::sites_json(res.sites);
