@@ -113,8 +113,65 @@ device() {
   ls -la "$OUT"
 }
 
+# DIR: the files `device` left (traces-*.tar.xz, log.txt) -> tests/vectors/check/: the ring's three
+# bugs (CTA 0's records only: one cluster, as the replay takes them; meta's counts follow), the
+# small whole launches of CUTLASS and Triton (real-*: their GEMM launches), each without
+# module.ptx (the replay does not read it) and with an expect.json written from the ring's
+# `// at:TAG` markers and from what the H100 did (the log), not from a replay.
+unpack() {
+  local from=$1 tmp; tmp=$(mktemp -d)
+  for f in "$from"/traces-ring.tar.xz "$from"/traces-real.tar.xz; do tar -C "$tmp" -xJf "$f" || exit 1; done
+  python3 - "$tmp" "$ROOT" <<'PY'
+import json, os, re, shutil, struct, sys
+tmp, root = sys.argv[1], sys.argv[2]
+dest = os.path.join(root, "tests/vectors/check")
+src = open(os.path.join(root, "tests/gpu/check/ring/ring.cu")).read().split("\n")
+def line(tag):
+    hits = [i + 1 for i, l in enumerate(src) if l.rstrip().endswith("// at:" + tag)]
+    assert len(hits) == 1, tag
+    return hits[0]
+def copy(launch, name, keep_cluster0, expect):
+    out = os.path.join(dest, name)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    meta = json.load(open(os.path.join(launch, "meta.json")))
+    data = open(os.path.join(launch, "trace.bin"), "rb").read()
+    if keep_cluster0:
+        recs = [data[i:i + 128] for i in range(0, len(data), 128)]
+        recs = [r for r in recs if struct.unpack_from("<IHH", r, 24) == (0, 0, 0)]  # clusterid x, y, z
+        data = b"".join(recs)
+        meta["records"] = len(recs)
+        if meta.get("next") is not None: meta["next"] = len(recs)
+    open(os.path.join(out, "trace.bin"), "wb").write(data)
+    json.dump(meta, open(os.path.join(out, "meta.json"), "w"), indent=1)
+    for f in ("sites.json", "maps.jsonl"):
+        shutil.copy(os.path.join(launch, f), out)
+    json.dump(expect, open(os.path.join(out, "expect.json"), "w"), indent=1)
+    print(name, meta["records"], "records")
+ring = lambda mode: os.path.join(tmp, "ring-" + mode, "launch-0")
+copy(ring("refill"), "ring-refill", True, {"hardware": "the H100 completed with the right output (the race was not lost this time)",
+     "outcome": "completed", "diagnoses": [{"rule": "check.race-war", "file": "ring.cu", "line": line("load")}]})
+copy(ring("nofence"), "ring-nofence", True, {"hardware": "the H100 completed with the right output",
+     "outcome": "completed", "diagnoses": [{"rule": "model.missing-proxy-fence", "file": "ring.cu", "line": line("store")}]})
+copy(ring("parity"), "ring-parity", False, {"hardware": "the H100 hung (the plain run too: exit 124 after 20 s)",
+     "outcome": "timeout", "diagnoses": [{"rule": "check.hang", "file": "ring.cu", "line": line("wait")}]})
+def gemm_launches(folder):
+    for l in sorted(os.listdir(folder)):
+        m = json.load(open(os.path.join(folder, l, "meta.json")))
+        if m["records"] and ("GemmUniversal" in m["kernel"] or "matmul" in m["kernel"]):
+            yield os.path.join(folder, l), m
+clean = {"outcome": "completed", "clean": True}
+for launch, m in gemm_launches(os.path.join(tmp, "real-cutlass48-512")):
+    copy(launch, "real-cutlass48-512", False, dict(clean, hardware="CUTLASS 4.2 example 48 at 512^3 on the H100: Disposition: Passed"))
+for launch, m in gemm_launches(os.path.join(tmp, "real-triton-tutorials-512")):
+    copy(launch, "real-triton-" + m["kernel"].replace("_", "-"), False, dict(clean, hardware="Triton 3.6's tutorial 09 at 512^3 on the H100: checked against PyTorch, OK"))
+PY
+  rm -rf "$tmp"
+}
+
 case "${1:-}" in
   build) build ;;
   device) device ;;
-  *) echo "usage: scripts/check-real-device.sh build|device" >&2; exit 2 ;;
+  unpack) unpack "${2:?unpack DIR}" ;;
+  *) echo "usage: scripts/check-real-device.sh build|device|unpack DIR" >&2; exit 2 ;;
 esac

@@ -44,9 +44,32 @@ bool library_file(std::string_view path) {
   return false;
 }
 
+// The headers that wrap one instruction or one synchronisation step, whatever kernel uses them:
+// cuda::ptx and libcu++ (…/include/cuda/, …/cccl/), CuTe's arch, atom and algorithm layers,
+// CUTLASS's arch and pipeline layers, tmakit's device library. Their lines say how an
+// instruction is spelled, not which step of the kernel it is.
+static bool wrapper_file(std::string_view path) {
+  if (!library_file(path)) return false;
+  static constexpr std::array<std::string_view, 8> kWrappers = {
+      "/include/cuda/", "/cccl/",          "/include/cute/arch/",     "/include/cute/atom/", "/include/cute/algorithm/",
+      "/include/cutlass/arch/", "/include/cutlass/pipeline/", "/include/tmakit/device/"};
+  for (std::string_view w : kWrappers)
+    if (path.find(w) != std::string_view::npos) return true;
+  // A toolkit's own include folder (/usr/local/cuda-13.0/include/…, …/targets/…/include/) holds
+  // the toolkit's wrappers only; CuTe and CUTLASS elsewhere are the libraries' own layers.
+  for (std::string_view lib : {"/cute/", "/cutlass/"})
+    if (path.find(lib) != std::string_view::npos) return false;
+  return true;
+}
+
 size_t user_frame(const std::vector<SourceFrame>& frames) {
   for (size_t i = 0; i < frames.size(); ++i)
     if (!library_file(frames[i].file)) return i;
+  // Every frame a library's (a CUTLASS kernel is all CUTLASS): the innermost frame past the
+  // instruction and synchronisation wrappers, the library's own step (CUTLASS's collective
+  // mainloop line that waits or loads), else the outermost.
+  for (size_t i = 0; i < frames.size(); ++i)
+    if (!wrapper_file(frames[i].file)) return i;
   return frames.empty() ? 0 : frames.size() - 1;
 }
 

@@ -250,6 +250,22 @@ TEST(InstrumentInlining, LibraryHeadersAndTheUsersFrame) {
   EXPECT_EQ(instrument::user_frame({mine}), 0u);
   EXPECT_EQ(instrument::user_frame({lib, lib, mine, mine}), 2u);  // the innermost of the user's
   EXPECT_EQ(instrument::user_frame({lib, lib}), 1u);              // all a library's: the outermost
+  // A CUTLASS kernel is all CUTLASS: its wait's chain as nvcc 13 wrote it for example 48 (the
+  // H100 run of tests/gpu/check/cutlass_mutants.py), innermost first. The place is the first frame
+  // past the instruction and synchronisation wrappers: the collective mainloop's line.
+  auto at = [](const char* f) { return instrument::SourceFrame{std::string("/s/cutlass/include/") + f, 1, 1, nullptr}; };
+  const std::vector<instrument::SourceFrame> wait = {
+      at("cutlass/arch/barrier.h"), at("cutlass/arch/barrier.h"), at("cutlass/pipeline/sm90_pipeline.hpp"),
+      at("cutlass/pipeline/sm90_pipeline.hpp"), at("cutlass/gemm/collective/sm90_mma_tma_gmma_ss_warpspecialized.hpp"),
+      at("cutlass/gemm/kernel/sm90_gemm_tma_warpspecialized_cooperative.hpp"), at("cutlass/device_kernel.h")};
+  EXPECT_EQ(instrument::user_frame(wait), 4u);
+  const std::vector<instrument::SourceFrame> load = {at("cute/arch/copy_sm90_tma.hpp"), at("cute/atom/copy_traits_sm90_tma.hpp"),
+                                                     at("cute/algorithm/copy.hpp"),
+                                                     at("cutlass/gemm/collective/sm90_mma_tma_gmma_ss_warpspecialized.hpp"),
+                                                     at("cutlass/device_kernel.h")};
+  EXPECT_EQ(instrument::user_frame(load), 3u);
+  // The toolkit's and system headers are wrappers too: past them, the outermost.
+  EXPECT_EQ(instrument::user_frame({lib, instrument::SourceFrame{"/usr/include/c++/13/x", 1, 1, nullptr}}), 1u);
 }
 
 }  // namespace
