@@ -7,7 +7,8 @@
 # which LD_PRELOAD libtmakit_watch.so into other programs: a sanitized preload library needs
 # the ASan runtime first in the host program ("ASan runtime does not come first"), and ASan's
 # own dlsym interception changes what the library is there to observe; for the same reason the
-# tmakit check tests that run programs under the library (CheckHooks, CheckPtxas, CheckRun).
+# tmakit check tests that run programs under the library (CheckHooks, CheckPtxas, CheckRun,
+# CheckPtxFilter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
@@ -18,4 +19,4 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEB
 cmake --build build-asan -j "$(nproc)"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_stack_use_after_return=1:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -E '^fuzz_|^Watch\.|^CheckHooks\.|^CheckPtxas\.|^CheckRun\.'
+ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -E '^fuzz_|^Watch\.|^CheckHooks\.|^CheckPtxas\.|^CheckRun\.|^CheckPtxFilter\.'

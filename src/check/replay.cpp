@@ -49,6 +49,14 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
                            " (tmakit check --capacity raises it)");
   }
   report.clusters = static_cast<int>(clusters.size());
+  if (const auto& c = t.meta.clusters_traced) {
+    const uint64_t launch_clusters = uint64_t{t.meta.grid[0]} * t.meta.grid[1] * t.meta.grid[2] /
+                                     std::max<uint64_t>(1, uint64_t{t.meta.cluster[0]} * t.meta.cluster[1] * t.meta.cluster[2]);
+    report.notes.push_back("only clusters " + std::to_string((*c)[0]) + " to " + std::to_string((*c)[1] - 1) +
+                           " (by linear %clusterid) were traced (tmakit check --ctas); the launch's other " +
+                           std::to_string(launch_clusters > (*c)[1] - (*c)[0] ? launch_clusters - ((*c)[1] - (*c)[0]) : 0) +
+                           " ran untraced");
+  }
   detail::FindingSink sink(t);
   for (auto& [id, records] : clusters) {
     if (report.clusters_replayed >= options.max_clusters) {

@@ -85,6 +85,13 @@ LaunchMeta parse_meta(std::string_view text) {
   m.records = unsigned_field(j, "records", w, kMaxRecords);
   if (j.contains("next") && !j["next"].is_null()) m.next = unsigned_field(j, "next", w, UINT64_MAX);
   m.capacity = j.contains("capacity") ? unsigned_field(j, "capacity", w, UINT64_MAX) : m.records;
+  if (j.contains("clusters_traced")) {
+    const json& c = j["clusters_traced"];
+    if (!c.is_array() || c.size() != 2 || !c[0].is_number_unsigned() || !c[1].is_number_unsigned() ||
+        c[0].get<uint64_t>() >= c[1].get<uint64_t>() || c[1].get<uint64_t>() > UINT32_MAX)
+      bad(w + ".clusters_traced", "must be [first, end) with first < end <= 4294967295, got " + terminal_clip(c.dump(), 60));
+    m.clusters_traced = std::array<uint32_t, 2>{c[0].get<uint32_t>(), c[1].get<uint32_t>()};
+  }
   if (j.contains("timeout_s")) {
     if (!j["timeout_s"].is_number()) bad(w + ".timeout_s", "must be a number, got " + j["timeout_s"].dump());
     m.timeout_s = j["timeout_s"].get<double>();

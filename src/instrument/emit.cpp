@@ -125,6 +125,24 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     pre.push_back("setp.ne.u64 " + on + ", " + base + ", 0;");
   else
     pre.push_back("setp.ne.and.u64 " + on + ", " + base + ", 0, " + (plan.guard_negated ? "!" : "") + plan.guard + ";");
+  // `tmakit check --ctas`: word 3 holds the clusters to trace, [low half, high half) by linear
+  // %clusterid (a launch without clusters: each CTA is its own); 0 traces every cluster.
+  {
+    const std::string filter = w.d(2), in = w.p(7), a = w.r(1), b = w.r(2), c = w.r(3), lo = w.r(4), hi = w.r(5);
+    pre.push_back("ld.global.u64 " + filter + ", " + trace(kTraceClustersWord) + ";");
+    pre.push_back("mov.b64 {" + lo + ", " + hi + "}, " + filter + ";");
+    pre.push_back("mov.u32 " + a + ", %clusterid.z;");
+    pre.push_back("mov.u32 " + b + ", %nclusterid.y;");
+    pre.push_back("mov.u32 " + c + ", %clusterid.y;");
+    pre.push_back("mad.lo.u32 " + a + ", " + a + ", " + b + ", " + c + ";");
+    pre.push_back("mov.u32 " + b + ", %nclusterid.x;");
+    pre.push_back("mov.u32 " + c + ", %clusterid.x;");
+    pre.push_back("mad.lo.u32 " + a + ", " + a + ", " + b + ", " + c + ";");
+    pre.push_back("setp.ge.u32 " + in + ", " + a + ", " + lo + ";");
+    pre.push_back("setp.lt.and.u32 " + in + ", " + a + ", " + hi + ", " + in + ";");
+    pre.push_back("setp.eq.or.u64 " + in + ", " + filter + ", 0, " + in + ";");
+    pre.push_back("and.pred " + on + ", " + on + ", " + in + ";");
+  }
 
   // Each value as a store operand. Addresses and, where the record follows the instruction,
   // the registers it reads are taken before it runs: it may overwrite them (`arrive %rd1, [%rd1]`).

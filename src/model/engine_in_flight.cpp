@@ -178,14 +178,18 @@ bool Engine::wait_satisfied(const ptx::MbarWait& w, int cta, const std::string& 
     }
   };
   while (!done()) {
-    if (!complete_ops) return false;
-    std::vector<int> feeding;
-    for (const auto& [id, op] : in_flight_)
-      for (const auto& s : op.signals)
-        if (s.first.cta == ref.cta && s.first.offset == ref.offset) feeding.push_back(id);
-    if (feeding.empty()) return false;
-    complete(order(feeding).front());
+    if (!complete_ops || !complete_one_feeding(ref)) return false;
   }
+  return true;
+}
+
+bool Engine::complete_one_feeding(BarrierRef ref) {
+  std::vector<int> feeding;
+  for (const auto& [id, op] : in_flight_)
+    for (const auto& s : op.signals)
+      if (s.first.cta == ref.cta && s.first.offset == ref.offset) feeding.push_back(id);
+  if (feeding.empty()) return false;
+  complete(order(feeding).front());
   return true;
 }
 
@@ -198,14 +202,8 @@ bool Engine::observe_failed_wait(const ptx::Step& step, int cta, const std::stri
     if (!run) return true;
   }
   const BarrierRef ref{cta, shared_cta_address(w->addr, cta, "addr", where)};
-  while (wait_satisfied(*w, cta, where, false)) {
-    std::vector<int> feeding;
-    for (const auto& [id, op] : in_flight_)
-      for (const auto& s : op.signals)
-        if (s.first.cta == ref.cta && s.first.offset == ref.offset) feeding.push_back(id);
-    if (feeding.empty()) return false;
-    complete(order(feeding).front());
-  }
+  while (wait_satisfied(*w, cta, where, false))
+    if (!complete_one_feeding(ref)) return false;
   return true;
 }
 

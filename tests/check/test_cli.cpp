@@ -60,6 +60,13 @@ TEST(CheckCli, ExitStatusesAndOutput) {
   r = tmakit_check("--replay " + (root / "run").string() + " --json");
   EXPECT_EQ(nlohmann::json::parse(r.out)["launches"].size(), 2u);
 
+  // --ctas: FIRST or FIRST-LAST, LAST not below FIRST; refused before the command runs.
+  for (const char* bad_ctas : {"5-2", "x", "1-", "2147483649"}) {
+    r = tmakit_check(std::string("--ctas ") + bad_ctas + " -- /bin/true");
+    EXPECT_EQ(r.status, 2) << bad_ctas << ": " << r.err;
+    EXPECT_NE(r.err.find("--ctas FIRST or FIRST-LAST"), std::string::npos) << r.err;
+  }
+
   fs::create_directories(root / "empty");
   r = tmakit_check("--replay " + (root / "empty").string());
   EXPECT_EQ(r.status, 2);

@@ -58,6 +58,21 @@ TEST(CheckTraceDir, MetaErrorsNameTheField) {
             "meta.json.outcome: must be completed, timeout, fault or launch_error, got \"ok\"");
   EXPECT_EQ(meta([](auto& j) { j["records"] = 2; }), "trace.bin: holds 1 records but meta.json.records says 2");
   EXPECT_EQ(meta([](auto& j) { j["records"] = -1; }), "meta.json.records: must be a non-negative integer, got -1");
+  EXPECT_EQ(meta([](auto& j) { j["clusters_traced"] = {3, 3}; }),
+            "meta.json.clusters_traced: must be [first, end) with first < end <= 4294967295, got [3,3]");
+  EXPECT_EQ(meta([](auto& j) { j["clusters_traced"] = {1}; }),
+            "meta.json.clusters_traced: must be [first, end) with first < end <= 4294967295, got [1]");
+}
+
+// A trace of chosen clusters (tmakit check --ctas) says which were traced and how many were not.
+TEST(CheckTraceDir, ClustersTracedAreSaid) {
+  Trace t = good();
+  t.meta()["grid"] = {16, 1, 1};
+  t.meta()["clusters_traced"] = {2, 4};
+  const auto r = t.replay();
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_EQ(r.notes[0], "only clusters 2 to 3 (by linear %clusterid) were traced (tmakit check --ctas); the launch's other 14 ran untraced");
+  EXPECT_TRUE(r.skipped.empty());  // a choice, not a loss: the exit status stays 0
 }
 
 TEST(CheckTraceDir, TraceBinErrorsNameTheRecord) {

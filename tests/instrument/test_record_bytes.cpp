@@ -156,12 +156,12 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = w.words[2];
         w.words[2] += v(2);
       } else if (op.rfind("setp.", 0) == 0) {
-        static const std::regex setp(R"(setp\.(ne|eq|lt|le)(?:\.(and|or))?\.[us](32|64))");
+        static const std::regex setp(R"(setp\.(ne|eq|lt|le|ge)(?:\.(and|or))?\.[us](32|64))");
         std::smatch s;
         ASSERT_TRUE(std::regex_match(op, s, setp)) << line;
         uint64_t a = v(1), b = v(2);
         if (s[3] == "32") a &= 0xFFFFFFFF, b &= 0xFFFFFFFF;
-        bool c = s[1] == "ne" ? a != b : s[1] == "eq" ? a == b : s[1] == "lt" ? a < b : a <= b;
+        bool c = s[1] == "ne" ? a != b : s[1] == "eq" ? a == b : s[1] == "lt" ? a < b : s[1] == "ge" ? a >= b : a <= b;
         if (s[2] == "and") c = c && v(3);
         if (s[2] == "or") c = c || v(3);
         r[ops[0]] = c;
@@ -194,6 +194,8 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = v(1) + v(2);
       } else if (op == "mad.lo.u64") {
         r[ops[0]] = v(1) * v(2) + v(3);
+      } else if (op == "mad.lo.u32") {
+        r[ops[0]] = (v(1) * v(2) + v(3)) & 0xFFFFFFFF;
       } else if (op == "cvt.u64.u32") {
         r[ops[0]] = v(1) & 0xFFFFFFFF;
       } else if (op == "selp.b64" || op == "selp.b32" || op == "selp.u32") {
@@ -378,6 +380,29 @@ TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
   std::vector<std::string> lines = lines_of_site(in.r.text, kInit);
   run(off, lines);
   EXPECT_EQ(off.words[2], 0u);
+}
+
+// `tmakit check --ctas`: word 3 names the clusters traced, [low, high) by linear %clusterid
+// (x + nx * (y + ny * z)); 0 traces all. A warp of a cluster outside writes and reserves nothing.
+TEST(InstrumentRecordBytes, OnlyTheClustersOfWord3Record) {
+  Instrumented in;
+  auto run_in = [&](uint32_t cx, uint32_t cy, uint64_t word3) {
+    Warp w(4, 64);
+    w.words[3] = word3;
+    for (int l = 0; l < 4; ++l) {
+      w.regs[l]["%p2"] = 1;
+      w.regs[l]["%clusterid.x"] = cx, w.regs[l]["%clusterid.y"] = cy;
+      w.regs[l]["%nclusterid.x"] = 3, w.regs[l]["%nclusterid.y"] = 2;
+    }
+    run(w, lines_of_site(in.r.text, kInit));
+    return w.words[2];
+  };
+  EXPECT_EQ(run_in(2, 1, 0), 1u);                      // no filter: traced (one warp record)
+  const uint64_t four_to_six = 4 | uint64_t{6} << 32;  // clusters 4 and 5
+  EXPECT_EQ(run_in(1, 1, four_to_six), 1u);            // 1 + 3 * 1 = 4: in
+  EXPECT_EQ(run_in(2, 1, four_to_six), 1u);            // 5: in
+  EXPECT_EQ(run_in(0, 2, four_to_six), 0u);            // 6: out
+  EXPECT_EQ(run_in(0, 1, four_to_six), 0u);            // 3: out
 }
 
 // A wait loop: its first failed poll and its success are recorded, the polls between are not;

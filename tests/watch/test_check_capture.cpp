@@ -83,6 +83,16 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   EXPECT_EQ(w[0], t->device_address());
   EXPECT_EQ(w[1], 64u);
   EXPECT_EQ(w[2], 0u);
+  EXPECT_EQ(w[3], 0u);  // every cluster traced
+  // --ctas 2-5: clusters [2, 6) in word 3 from the next attach; (0, 0) is every cluster again.
+  t->trace_clusters(2, 6);
+  ASSERT_TRUE(t->attach(m, &why)) << why;
+  ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
+  EXPECT_EQ(w[3], 2u | uint64_t{6} << 32);
+  t->trace_clusters(0, 0);
+  ASSERT_TRUE(t->attach(m, &why)) << why;
+  ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
+  EXPECT_EQ(w[3], 0u);
 
   // The device's part, by hand: records 0, 2 and 5 written, 1/3/4 holes, next = 6.
   auto* recs = reinterpret_cast<Record*>(static_cast<uintptr_t>(w[0]));

@@ -34,6 +34,7 @@ struct CheckOptions {
   // Numbers as typed, read exactly (numbers.hpp): CLI11 would wrap "-1" to 2^64 - 1.
   std::string launches = "0";  // checked launches per kernel; 0: all
   std::string capacity = "262144";  // records in the trace buffer (128 bytes each)
+  std::string ctas;                  // --ctas FIRST[-LAST]: the clusters traced (empty: all)
   std::string log, save_trace, replay, target = "sm_90a";
   std::optional<std::string> ptx_filter;  // --ptx-filter CMD (docs/check.md, "Mutation testing")
   bool quiet = false, json = false;
@@ -176,6 +177,22 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
     return 2;
   }
   if (o.ptx_filter && !usable_ptx_filter(*o.ptx_filter)) return 2;
+  // --ctas FIRST[-LAST]: clusters by linear %clusterid, LAST included (without clusters: CTAs).
+  std::string ctas_env;
+  if (!o.ctas.empty()) {
+    const size_t dash = o.ctas.find('-');
+    try {
+      const auto first = parse_integer<uint64_t>("--ctas", o.ctas.substr(0, dash), Range{0, uint64_t{1} << 31});
+      const auto last = dash == std::string::npos
+                            ? first
+                            : parse_integer<uint64_t>("--ctas", o.ctas.substr(dash + 1), Range{static_cast<int64_t>(first), uint64_t{1} << 31});
+      ctas_env = fmt::format("{}-{}", first, last + 1);
+    } catch (const DiagnosticError& e) {
+      fmt::print(stderr, "tmakit check: {} (--ctas FIRST or FIRST-LAST: clusters by linear index, LAST included)\n",
+                 format(e.diagnostic()));
+      return 2;
+    }
+  }
   const fs::path run_dir = make_run_dir();
   if (run_dir.empty()) {
     fmt::print(stderr, "tmakit check: error: cannot create a folder in {}: {}\n", fs::temp_directory_path().string(),
@@ -205,6 +222,8 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
   setenv("TMAKIT_CHECK_TIMEOUT", fmt::format("{}", o.timeout).c_str(), 1);
   setenv("TMAKIT_CHECK_LAUNCHES", std::to_string(launches).c_str(), 1);
   setenv("TMAKIT_CHECK_CAPACITY", std::to_string(capacity).c_str(), 1);
+  if (ctas_env.empty()) unsetenv("TMAKIT_CHECK_CTAS");
+  else setenv("TMAKIT_CHECK_CTAS", ctas_env.c_str(), 1);
   setenv("TMAKIT_CHECK_CLI", fs::read_symlink("/proc/self/exe", ec).c_str(), 1);
   setenv("TMAKIT_CHECK_PARENT_PID", std::to_string(getpid()).c_str(), 1);
   // Only --ptx-filter sets a filter: one left in the environment from elsewhere never edits modules.
@@ -257,7 +276,7 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
 
 void split_check_command(std::vector<char*>& args) {
   if (auto command = split_command_after_dashes(args, {"--timeout", "--launches", "--capacity", "--log", "--save-trace", "--replay", "--target",
-                                                      "--ptx-filter"}))
+                                                      "--ptx-filter", "--ctas"}))
     separated_command() = std::move(command);
 }
 
@@ -272,6 +291,9 @@ void add_check_command(CLI::App& app, int& status) {
   cmd->add_option("--capacity", o->capacity,
                   "records the trace buffer holds (128 bytes each, host memory; default 262144 = 32 MiB); records "
                   "past it are counted, not kept (1024 to 67108864)");
+  cmd->add_option("--ctas", o->ctas,
+                  "trace only the clusters FIRST to LAST (FIRST or FIRST-LAST, by linear cluster index; a launch "
+                  "without clusters has one CTA a cluster); the others run untraced (default: all)");
   cmd->add_option("--log", o->log, "also keep the watch log of tensor-map calls in FILE (JSON Lines)");
   cmd->add_option("--save-trace", o->save_trace, "keep each launch's trace in DIR/launch-<n>/");
   cmd->add_option("--ptx-filter", o->ptx_filter,

@@ -73,6 +73,9 @@ class TraceBuffer {
   // one past the last written record.
   std::vector<instrument::Record> snapshot(std::optional<uint64_t> next) const;
   size_t capacity() const { return capacity_; }
+  // `tmakit check --ctas`: only clusters [first, end) by linear %clusterid record (trace.hpp,
+  // word 3), from the next attach() on; end == 0: every cluster.
+  void trace_clusters(uint32_t first, uint32_t end) { clusters_word_ = end ? first | uint64_t{end} << 32 : 0; }
   const instrument::Record* records() const { return records_; }
   CUdeviceptr device_address() const { return device_; }
 
@@ -84,6 +87,7 @@ class TraceBuffer {
   instrument::Record* records_ = nullptr;
   CUdeviceptr device_ = 0;
   size_t capacity_ = 0;
+  uint64_t clusters_word_ = 0;
   std::vector<CUdeviceptr> attached_;  // the `__tmakit_trace` of each attached module
   mutable std::optional<size_t> dirty_;  // records that may be non-zero since reset(); nullopt: unknown
 };
@@ -97,6 +101,7 @@ struct LaunchInfo {
   std::string driver_result = "CUDA_SUCCESS";
   std::optional<uint64_t> next;        // the next-index word when known
   double timeout_s = 0;                // for a timeout
+  uint32_t clusters_traced[2] = {0, 0};  // --ctas: [first, end) by linear %clusterid; end 0: all
   std::string target = "sm_90a";
 };
 

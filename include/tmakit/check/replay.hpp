@@ -55,6 +55,8 @@ struct LaunchMeta {
   uint64_t capacity = 0;
   std::optional<double> timeout_s;
   std::string target = "sm_90a";
+  // `tmakit check --ctas`: the clusters that recorded, [first, end) by linear %clusterid.
+  std::optional<std::array<uint32_t, 2>> clusters_traced;
 };
 
 // One map the program encoded (a line of maps.jsonl with a descriptor and a map).

@@ -15,10 +15,11 @@ namespace tmakit::instrument {
 //   [2] the next record's index: the lanes of a warp that record at a site take theirs with
 //       one atom.global.add (the lowest reserves for all, in lane order); a value past the
 //       capacity counts the records that were dropped
-//   [3] reserved, 0
+//   [3] the clusters traced (`tmakit check --ctas`): linear %clusterid in [low 32 bits, high 32
+//       bits); 0 traces every cluster. A launch without clusters has one CTA a cluster.
 inline constexpr std::string_view kTraceSymbol = "__tmakit_trace";
 inline constexpr size_t kTraceWords = 4;
-inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceNextWord = 2;
+inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceNextWord = 2, kTraceClustersWord = 3;
 
 // What a record reports. Numbered for good: recorded traces keep their meaning.
 enum class TraceOp : uint16_t {

@@ -162,6 +162,8 @@ class Engine {
   void plain_store(const ptx::Store& s, int cta, const std::string& where);
   bool execute(const ptx::Step& step, int cta, int thread, const std::string& where);  // false: blocked
   bool wait_satisfied(const ptx::MbarWait& w, int cta, const std::string& where, bool complete_ops);
+  // Completes the first (in completion order) operation in flight that signals `ref`; false: none.
+  bool complete_one_feeding(BarrierRef ref);
 
   // In flight.
   int issue(Op op, int cta, int thread, bool bulk_group);

@@ -89,6 +89,7 @@ bool TraceBuffer::set_words(CUdeviceptr words, size_t bytes, std::string* why) {
   std::array<uint64_t, instrument::kTraceWords> w{};
   w[instrument::kTraceRecordsWord] = device_;
   w[instrument::kTraceCapacityWord] = capacity_;
+  w[instrument::kTraceClustersWord] = clusters_word_;
   if (int r = driver_.memcpy_htod(words, w.data(), sizeof w); r != 0) {
     if (why) *why = fmt::format("cuMemcpyHtoD to {} failed: {}", instrument::kTraceSymbol, result_name(driver_, r));
     return false;

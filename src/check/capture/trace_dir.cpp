@@ -47,6 +47,7 @@ void write_trace_dir(const fs::path& dir, const LaunchInfo& info, const std::vec
                          {"capacity", capacity},
                          {"target", info.target}};
   if (info.outcome == "timeout") meta["timeout_s"] = info.timeout_s;
+  if (info.clusters_traced[1]) meta["clusters_traced"] = {info.clusters_traced[0], info.clusters_traced[1]};
 
   fs::path tmp = dir;
   tmp += fmt::format(".tmp-{}", getpid());

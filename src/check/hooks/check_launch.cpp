@@ -236,6 +236,14 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
       return launch();
     }
   }
+  // --ctas: the clusters to trace, as `tmakit check` wrote them ("FIRST-END"); anything else: all.
+  static const std::pair<uint32_t, uint32_t> clusters = [] {
+    unsigned first = 0, end = 0;
+    const char* v = std::getenv(kEnvCheckCtas);
+    if (v && std::sscanf(v, "%u-%u", &first, &end) == 2 && first < end) return std::pair<uint32_t, uint32_t>{first, end};
+    return std::pair<uint32_t, uint32_t>{0, 0};
+  }();
+  trace->trace_clusters(clusters.first, clusters.second);
   const CheckModule& mod = *fn->module;
   const bool attached = mod.kind == ModuleKind::module
                             ? trace->attach(static_cast<CUmodule>(mod.handle), &why)
@@ -256,6 +264,7 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
     if (auto c = required_cluster(mod.ptx, fn->name)) std::copy(c->begin(), c->end(), info.cluster);
   info.dynamic_smem = shape.dynamic_smem;
   info.target = std::getenv(kEnvTarget) ? std::getenv(kEnvTarget) : "sm_90a";
+  info.clusters_traced[0] = clusters.first, info.clusters_traced[1] = clusters.second;
   // Timed from an event just before the launch to one just after it, on the launch's stream.
   void* before = nullptr;
   const bool timed = events().elapsed != nullptr && events().create(&before, 0) == abi::kSuccess &&

@@ -15,6 +15,7 @@ inline constexpr const char* kEnvCheckSave = "TMAKIT_CHECK_SAVE";        // --sa
 inline constexpr const char* kEnvCheckCli = "TMAKIT_CHECK_CLI";          // the tmakit binary (replay)
 inline constexpr const char* kEnvCheckParent = "TMAKIT_CHECK_PARENT_PID";  // told of a hang
 inline constexpr const char* kEnvCheckCapacity = "TMAKIT_CHECK_CAPACITY";  // records in the buffer
+inline constexpr const char* kEnvCheckCtas = "TMAKIT_CHECK_CTAS";  // --ctas: "FIRST-END", clusters [FIRST, END)
 inline constexpr const char* kEnvCheckLaunches = "TMAKIT_CHECK_LAUNCHES";  // checked launches per kernel (0: all)
 
 bool check_active();
