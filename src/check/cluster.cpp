@@ -255,10 +255,10 @@ void ClusterReplay::failed_poll(size_t idx) {
       if (b->completed_at == 0 || prev == previous_.end() || b->completed_at - 1 >= prev->second) return;
       // An arrive of that phase whose effect may have come later than its record (above).
       if (auto u = uncertain_arrives_.find({sa.rank.value_or(w.cta), sa.offset}); u != uncertain_arrives_.end()) {
-        auto it = std::upper_bound(u->second.begin(), u->second.end(),
-                                   b->previous_completed_at ? b->previous_completed_at - 1 : 0);
+        // The phase's arrives: after the record that completed the phase before (clock - 1), up to
+        // the one that completed it; previous_completed_at is 0 where none did.
+        auto it = std::lower_bound(u->second.begin(), u->second.end(), b->previous_completed_at);
         if (it != u->second.end() && *it <= b->completed_at - 1) return;
-        if (b->previous_completed_at == 0 && !u->second.empty() && u->second.front() <= b->completed_at - 1) return;
       }
       state = ": on the model the barrier is in " + b->describe() + ", its last phase completed at record " +
               std::to_string(b->completed_at - 1) + ", before this thread's previous record (" +

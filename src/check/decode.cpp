@@ -11,13 +11,13 @@ Decoder::Decoder(const TraceDir& trace, const std::vector<EncodedMap>& maps, mod
                  const GlobalSpace& global, bool ranked)
     : trace_(trace), maps_(maps), engine_(engine), global_(global), ranked_(ranked), map_defined_(maps.size(), false) {}
 
-const ptx::Step* Decoder::decoded(uint32_t site, bool as_blocking) {
+ptx::Step* Decoder::decoded(uint32_t site, bool as_blocking) {
   auto key = std::pair{site, as_blocking};
   auto it = cache_.find(key);
   if (it == cache_.end()) {
     std::optional<ptx::Step> step;
     if (auto base = cache_.find({site, !as_blocking}); base != cache_.end()) {
-      step = base->second;  // the site's other variant: decoded already
+      step = base->second;  // the site's other variant: decoded already (decode() rewrites every value slot)
     } else {
       Diagnostics d;
       if (auto inst = ptx::parse_instruction(trace_.sites[site].text, d, "site " + std::to_string(site))) {
@@ -47,14 +47,14 @@ Decoder::Decoded Decoder::decode(const Record& r, std::optional<size_t> map, boo
                                  const std::string& prefix) {
   Decoded out;
   const Site& site = trace_.sites[r.site];
-  const ptx::Step* base = decoded(r.site, as_blocking);
-  if (!base) {
+  ptx::Step* cached = decoded(r.site, as_blocking);
+  if (!cached) {
     out.skip = "its instruction `" + site.text + "` does not parse";
     return out;
   }
-  auto slot_it = scratch_.find({r.site, as_blocking});
-  if (slot_it == scratch_.end()) slot_it = scratch_.emplace(std::pair{r.site, as_blocking}, *base).first;
-  ptx::Step& step = slot_it->second;  // every slot below is written again for this record
+  // The site's own step takes this record's values: every operand slot below is written again
+  // for each record, so no value of an earlier record survives into this one.
+  ptx::Step& step = *cached;
   int sym = 0;
   auto symbol = [&](model::Value v) {
     std::string name = prefix + std::to_string(sym++);

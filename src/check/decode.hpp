@@ -106,7 +106,7 @@ class Decoder {
   void note_token(const Record& r, const std::string& symbol_prefix);
 
  private:
-  const ptx::Step* decoded(uint32_t site, bool as_blocking);
+  ptx::Step* decoded(uint32_t site, bool as_blocking);
   const ptx::Step& store_step(int bytes);  // st.shared.b<8*bytes>
   std::optional<model::Value> address_value(const ptx::OperandSlot& slot, uint64_t v, std::string& skip) const;
 
@@ -115,8 +115,8 @@ class Decoder {
   model::Engine& engine_;
   const GlobalSpace& global_;
   bool ranked_;  // shared addresses carry the CTA rank (split_shared)
+  // Each site's step, decoded once; decode() fills its operand slots with each record's values.
   std::map<std::pair<uint32_t, bool>, std::optional<ptx::Step>> cache_;
-  std::map<std::pair<uint32_t, bool>, ptx::Step> scratch_;  // decode(): the step each record fills
   std::map<int, ptx::Step> stores_;
   std::map<uint64_t, int64_t> tokens_;  // hardware state token -> the model's
   std::vector<bool> map_defined_;

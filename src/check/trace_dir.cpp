@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "decode.hpp"  // detail::who: a record's linear %tid
 #include "tmakit/check/replay.hpp"
 #include "tmakit/tensor_map/json.hpp"
 #include "tmakit/tensor_map/json_input.hpp"
@@ -271,7 +272,7 @@ void expand_warp_record(const instrument::Record& r, const instrument::Site& sit
   uint32_t lanes = 0;
   std::memcpy(&lanes, reinterpret_cast<const uint8_t*>(&r) + site.lanes_at, 4);
   const uint64_t bx = meta.block[0], by = meta.block[1];
-  const uint64_t linear = r.tid_x + bx * (r.tid_y + by * uint64_t{r.tid_z});
+  const uint64_t linear = static_cast<uint64_t>(detail::who(r, meta).thread);
   const uint64_t lane = linear % 32, first = linear - lane;
   if (!(lanes >> lane & 1))
     bad(w + ".lanes", "the lane mask " + std::to_string(lanes) + " does not hold the recording lane " + std::to_string(lane));

@@ -232,15 +232,17 @@ std::optional<Engine::InFlightWriter> Engine::in_flight_writer(int cta, uint64_t
   return std::nullopt;
 }
 
+bool Engine::guard_holds(const ptx::Step& step, const std::string& where) const {
+  const auto& guard = step.guard();
+  if (!guard) return true;
+  const Value p = eval({guard->predicate, 0}, where);
+  if ((p.v != 0) != guard->negated) return true;
+  log(where + ": skipped (guard " + guard->predicate + " = " + std::to_string(p.v) + ")");
+  return false;
+}
+
 bool Engine::execute(const ptx::Step& step, int cta, int thread, const std::string& where) {
-  if (const auto& guard = step.guard()) {
-    Value p = eval({guard->predicate, 0}, where);
-    bool run = (p.v != 0) != guard->negated;
-    if (!run) {
-      log(where + ": skipped (guard " + guard->predicate + " = " + std::to_string(p.v) + ")");
-      return true;
-    }
-  }
+  if (!guard_holds(step, where)) return true;
   const std::string_view opcode = step.inst.form().opcode;
   const auto& b = step.body;
   if (const auto* s = std::get_if<ptx::BulkCopy>(&b)) {

@@ -197,10 +197,7 @@ bool Engine::observe_failed_wait(const ptx::Step& step, int cta, const std::stri
   const auto* w = std::get_if<ptx::MbarWait>(&step.body);
   if (!w) return true;
   admit(step, cta, where);
-  if (const auto& guard = step.guard()) {
-    const bool run = (eval({guard->predicate, 0}, where).v != 0) != guard->negated;
-    if (!run) return true;
-  }
+  if (!guard_holds(step, where)) return true;
   const BarrierRef ref{cta, shared_cta_address(w->addr, cta, "addr", where)};
   while (wait_satisfied(*w, cta, where, false))
     if (!complete_one_feeding(ref)) return false;

@@ -161,6 +161,7 @@ class Engine {
   void mbarrier_op(const ptx::Step& step, int cta, const std::string& where);
   void plain_store(const ptx::Store& s, int cta, const std::string& where);
   bool execute(const ptx::Step& step, int cta, int thread, const std::string& where);  // false: blocked
+  bool guard_holds(const ptx::Step& step, const std::string& where) const;  // logs a step it skips
   bool wait_satisfied(const ptx::MbarWait& w, int cta, const std::string& where, bool complete_ops);
   // Completes the first (in completion order) operation in flight that signals `ref`; false: none.
   bool complete_one_feeding(BarrierRef ref);

@@ -226,6 +226,13 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
   static std::map<std::string, uint64_t>* launches = new std::map<std::string, uint64_t>;
   if (limit != 0 && (*launches)[fn->name]++ >= limit) return launch();
 
+  // --ctas: the clusters to trace, as `tmakit check` wrote them ("FIRST-END"); anything else: all.
+  static const std::pair<uint32_t, uint32_t> clusters = [] {
+    unsigned first = 0, end = 0;
+    const char* v = std::getenv(kEnvCheckCtas);
+    if (v && std::sscanf(v, "%u-%u", &first, &end) == 2 && first < end) return std::pair<uint32_t, uint32_t>{first, end};
+    return std::pair<uint32_t, uint32_t>{0, 0};
+  }();
   static std::unique_ptr<check::TraceBuffer> trace;
   std::string why;
   if (!trace) {
@@ -235,15 +242,8 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
       check_say_once("no trace buffer (" + why + "); launches run unchecked");
       return launch();
     }
+    trace->trace_clusters(clusters.first, clusters.second);  // every attach writes it to word 3
   }
-  // --ctas: the clusters to trace, as `tmakit check` wrote them ("FIRST-END"); anything else: all.
-  static const std::pair<uint32_t, uint32_t> clusters = [] {
-    unsigned first = 0, end = 0;
-    const char* v = std::getenv(kEnvCheckCtas);
-    if (v && std::sscanf(v, "%u-%u", &first, &end) == 2 && first < end) return std::pair<uint32_t, uint32_t>{first, end};
-    return std::pair<uint32_t, uint32_t>{0, 0};
-  }();
-  trace->trace_clusters(clusters.first, clusters.second);
   const CheckModule& mod = *fn->module;
   const bool attached = mod.kind == ModuleKind::module
                             ? trace->attach(static_cast<CUmodule>(mod.handle), &why)
