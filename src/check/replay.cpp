@@ -48,6 +48,8 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
                                                                       "transaction counts, deadlocks) is made")) +
                            " (tmakit check --capacity raises it)");
   }
+  if (!t.meta.records_lost.empty())
+    report.skipped.push_back("every check of this launch: " + t.meta.records_lost);
   report.clusters = static_cast<int>(clusters.size());
   if (const auto& c = t.meta.clusters_traced) {
     const uint64_t launch_clusters = uint64_t{t.meta.grid[0]} * t.meta.grid[1] * t.meta.grid[2] /

@@ -5,7 +5,10 @@
 //     it was built from); its globals are `__tmakit_trace[4]` when the text declares it and
 //     `__tmakit_module_id` with the value the text gives it; its functions are its `.entry`s;
 //   - host-mapped memory is ordinary memory, its device address the host address (as under
-//     unified addressing);
+//     unified addressing); so is device memory (cuMemAlloc);
+//   - streams a caller creates (cuStreamCreate) carry copies only: they finish at once, while a
+//     hung kernel runs (the H100 copies on a non-blocking stream while a kernel spins), unless
+//     TMAKIT_STAND_IN_OUTCOME=hang-nocopy: then they do not finish while the kernel hangs;
 //   - a launch copies the records of TMAKIT_STAND_IN_TRACE (a trace.bin: 128-byte records, as
 //     an H100 run left them) into the buffer `__tmakit_trace` points at and sets the next-index
 //     word, as the kernel's atom.add would; then it is finished, or never finishes
@@ -14,6 +17,7 @@
 //     longer than one query is),
 //     or faults (=fault: CUDA_ERROR_ILLEGAL_INSTRUCTION, sticky: every later call returns it).
 //   - TMAKIT_STAND_IN_LOADED names a file that gets each loaded image's text, for the tests.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -22,7 +26,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -130,7 +136,7 @@ abi::CUresult launch(void* f) {
     m->trace[2] += n;
   }
   const std::string outcome = env("TMAKIT_STAND_IN_OUTCOME");
-  g_pending_forever = outcome == "hang";
+  g_pending_forever = outcome == "hang" || outcome == "hang-nocopy";
   g_done_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(outcome == "slow" ? 200 : 0);
   if (outcome == "fault") g_sticky = kIllegalInstruction;
   return 0;
@@ -245,7 +251,65 @@ STAND_IN abi::CUresult cuEventCreate(void** e, unsigned) {
 STAND_IN abi::CUresult cuEventRecord(void*, void*) { return g_sticky; }
 STAND_IN abi::CUresult cuEventQuery(void*) { return query(); }
 STAND_IN abi::CUresult cuEventDestroy_v2(void*) { return 0; }
-STAND_IN abi::CUresult cuStreamQuery(void*) { return query(); }
+// A stream of the caller's (cuStreamCreate) holds only its copies; any other is the kernel's.
+std::set<void*>& copy_streams() {
+  static auto* s = new std::set<void*>;  // never destroyed: callers free streams at exit
+  return *s;
+}
+STAND_IN abi::CUresult cuStreamQuery(void* stream) {
+  if (g_sticky || !copy_streams().count(stream)) return query();
+  return g_pending_forever && env("TMAKIT_STAND_IN_OUTCOME") == "hang-nocopy" ? abi::kNotReady : 0;
+}
+STAND_IN abi::CUresult cuStreamCreate(void** stream, unsigned) {
+  if (g_sticky) return g_sticky;
+  *stream = new char;
+  copy_streams().insert(*stream);
+  return 0;
+}
+STAND_IN abi::CUresult cuStreamSynchronize(void* stream) {
+  while (cuStreamQuery(stream) == abi::kNotReady) std::this_thread::sleep_for(std::chrono::seconds(1));
+  return cuStreamQuery(stream);
+}
+STAND_IN abi::CUresult cuStreamDestroy_v2(void* stream) {
+  if (copy_streams().erase(stream)) delete static_cast<char*>(stream);
+  return 0;
+}
+// Device memory: pages the host commits only when written (a trace's default 512 MiB costs
+// the tests nothing), zeroed by giving whole pages back.
+std::map<uintptr_t, size_t>& device_blocks() {
+  static auto* m = new std::map<uintptr_t, size_t>;  // never destroyed, as copy_streams()
+  return *m;
+}
+STAND_IN abi::CUresult cuMemAlloc_v2(unsigned long long* d, size_t bytes) {
+  if (g_sticky) return g_sticky;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return 2;  // CUDA_ERROR_OUT_OF_MEMORY
+  device_blocks()[reinterpret_cast<uintptr_t>(p)] = bytes;
+  *d = reinterpret_cast<uintptr_t>(p);
+  return 0;
+}
+STAND_IN abi::CUresult cuMemFree_v2(unsigned long long d) {
+  auto it = device_blocks().find(d);
+  if (it == device_blocks().end()) return abi::kInvalidValue;
+  munmap(reinterpret_cast<void*>(d), it->second);
+  device_blocks().erase(it);
+  return 0;
+}
+STAND_IN abi::CUresult cuMemsetD8Async(unsigned long long d, unsigned char value, size_t n, void*) {
+  if (g_sticky) return g_sticky;
+  const uintptr_t page = 4096, first = (d + page - 1) / page * page, last = (d + n) / page * page;
+  if (value != 0 || first >= last) {
+    std::memset(reinterpret_cast<void*>(d), value, n);
+    return 0;
+  }
+  std::memset(reinterpret_cast<void*>(d), 0, first - d);
+  madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);  // reads as zero again
+  std::memset(reinterpret_cast<void*>(last), 0, d + n - last);
+  return 0;
+}
+STAND_IN abi::CUresult cuMemcpyDtoHAsync_v2(void* dst, unsigned long long s, size_t bytes, void*) {
+  return cuMemcpyDtoH_v2(dst, s, bytes);
+}
 STAND_IN abi::CUresult cuCtxSynchronize() {
   while (query() == abi::kNotReady) std::this_thread::sleep_for(std::chrono::seconds(1));
   return query();
@@ -272,7 +336,10 @@ extern "C" void* tmakit_stand_in_check_proc(const char* symbol) {
       E("cuMemFreeHost", cuMemFreeHost), E("cuMemcpyHtoD", cuMemcpyHtoD_v2), E("cuMemcpyDtoH", cuMemcpyDtoH_v2),
       E("cuEventCreate", cuEventCreate), E("cuEventRecord", cuEventRecord), E("cuEventQuery", cuEventQuery),
       E("cuEventDestroy", cuEventDestroy_v2), E("cuStreamQuery", cuStreamQuery),
-      E("cuCtxSynchronize", cuCtxSynchronize),
+      E("cuCtxSynchronize", cuCtxSynchronize), E("cuStreamCreate", cuStreamCreate),
+      E("cuStreamSynchronize", cuStreamSynchronize), E("cuStreamDestroy", cuStreamDestroy_v2),
+      E("cuMemAlloc", cuMemAlloc_v2), E("cuMemFree", cuMemFree_v2), E("cuMemsetD8Async", cuMemsetD8Async),
+      E("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync_v2),
   };
 #undef E
   for (const Entry& e : table)

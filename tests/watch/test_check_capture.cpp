@@ -227,3 +227,61 @@ TEST(CheckCapture, ModuleIdLineAfterTheTraceDeclaration) {
 }
 
 }  // namespace
+
+// Records in device memory: nothing reaches the host until collect(); a finished launch brings
+// the records below its next index, a running one (a hang) brings them through the trace's own
+// stream, a fault none. reset() zeroes what the last launch wrote, on the device.
+TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
+  Stand s;
+  ASSERT_TRUE(s.driver.device_complete()) << "the stand-in libcuda must answer the device-memory calls";
+  auto inst = tmakit::instrument::instrument_module(read_file(kModule), kModule);
+  ASSERT_EQ(inst.status, 0);
+  CUmodule m = nullptr;
+  ASSERT_EQ(s.load(&m, inst.text.c_str()), 0);
+  std::string why;
+  auto t = tmakit::check::TraceBuffer::create(s.driver, 64, &why, tmakit::check::RecordsIn::device);
+  ASSERT_TRUE(t) << why;
+  EXPECT_EQ(t->where(), tmakit::check::RecordsIn::device);
+  ASSERT_TRUE(t->attach(m, &why)) << why;
+  CUdeviceptr words = 0;
+  size_t bytes = 0;
+  ASSERT_EQ(s.driver.module_get_global(&words, &bytes, m, "__tmakit_trace"), 0);
+  uint64_t w[4];
+  ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
+  EXPECT_EQ(w[0], t->device_address());
+
+  // The device's part, by hand: records 0..3 written, next = 4.
+  std::vector<Record> device(4);
+  for (uint32_t i = 0; i < 4; ++i) device[i] = record(i + 1, 10 + i, i);
+  ASSERT_EQ(s.driver.memcpy_htod(t->device_address(), device.data(), 4 * sizeof(Record)), 0);
+  w[2] = 4;
+  ASSERT_EQ(s.driver.memcpy_htod(words, w, sizeof w), 0);
+  EXPECT_TRUE(t->written().empty());  // not yet on the host
+  ASSERT_TRUE(t->collect(4, tmakit::check::LaunchEnd::finished, 1, &why)) << why;
+  auto got = t->snapshot(4);
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(std::memcmp(got.data(), device.data(), 4 * sizeof(Record)), 0);
+
+  // reset: the device's records and the next word are zero again, the host copy is gone.
+  t->reset();
+  std::vector<Record> back(4);
+  ASSERT_EQ(s.driver.memcpy_dtoh(back.data(), t->device_address(), 4 * sizeof(Record)), 0);
+  for (const Record& r : back) EXPECT_EQ(r.op, 0);
+  EXPECT_TRUE(t->written().empty());
+  ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
+  EXPECT_EQ(w[2], 0u);
+
+  // A running launch: the next word is read on the trace's stream, then the records below it.
+  ASSERT_EQ(s.driver.memcpy_htod(t->device_address(), device.data(), 3 * sizeof(Record)), 0);
+  w[2] = 3;
+  ASSERT_EQ(s.driver.memcpy_htod(words, w, sizeof w), 0);
+  ASSERT_TRUE(t->collect(std::nullopt, tmakit::check::LaunchEnd::running, 1, &why)) << why;
+  EXPECT_EQ(t->snapshot(std::nullopt).size(), 3u);
+  EXPECT_EQ(t->written()[2].site, 3u);
+
+  // A fault: nothing can be read, and the reason says where the records were.
+  t->reset();
+  EXPECT_FALSE(t->collect(std::nullopt, tmakit::check::LaunchEnd::faulted, 1, &why));
+  EXPECT_NE(why.find("device memory"), std::string::npos) << why;
+  EXPECT_TRUE(t->snapshot(std::nullopt).empty());
+}

@@ -123,7 +123,8 @@ TEST_F(CheckHooks, HangIsReportedWhileAliveThenKilled) {
   EXPECT_NE(r.err.find("exit status 124"), std::string::npos) << r.err;
   const json m = meta();
   EXPECT_EQ(m["outcome"], "timeout");
-  EXPECT_TRUE(m["next"].is_null());  // read from host memory only
+  EXPECT_EQ(m["records_in"], "device");  // copied while the kernel still ran
+  EXPECT_TRUE(m["next"].is_null());  // the driver's next-index read waits for the kernel
   EXPECT_EQ(m["records"], inst_.sites.size());
   EXPECT_EQ(m["timeout_s"], 0.3);
 }
@@ -138,8 +139,9 @@ TEST_F(CheckHooks, ASlowKernelIsWaitedForUntilItCompletes) {
   EXPECT_EQ(meta()["outcome"], "completed");
 }
 
+// --records host: the records are in host memory, which the fault leaves readable.
 TEST_F(CheckHooks, FaultIsReportedAndTheProgramGetsTheError) {
-  Outcome r = run(checked(), "linked " + kModule + " " + kKernel, "fault");
+  Outcome r = run(checked("--records host"), "linked " + kModule + " " + kKernel, "fault");
   EXPECT_EQ(r.status, 3) << r.err;  // the probe's own status: its sync got the sticky error
   EXPECT_EQ(r.out, "launch 0 sync 715\n");
   EXPECT_NE(r.err.find(">>>: fault (CUDA_ERROR_ILLEGAL_INSTRUCTION)"), std::string::npos) << r.err;
@@ -152,8 +154,54 @@ TEST_F(CheckHooks, FaultIsReportedAndTheProgramGetsTheError) {
   const json m = meta();
   EXPECT_EQ(m["outcome"], "fault");
   EXPECT_EQ(m["driver_result"], "CUDA_ERROR_ILLEGAL_INSTRUCTION");
+  EXPECT_EQ(m["records_in"], "host");
   EXPECT_TRUE(m["next"].is_null());
   EXPECT_EQ(read_file(dir_ / "saved" / "launch-0" / "trace.bin"), recorded_);
+}
+
+// --records device: a fault makes device memory unreadable; the report says so and how to
+// keep the records, and the replay lists every check as skipped.
+TEST_F(CheckHooks, AFaultLosesDeviceRecordsAndSaysHowToKeepThem) {
+  Outcome r = run(checked("--records device"), "linked " + kModule + " " + kKernel, "fault");
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_EQ(r.out, "launch 0 sync 715\n");  // run once
+  EXPECT_NE(r.err.find("the records were in device memory, which the fault made unreadable: run again with --records "
+                       "host"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("skipped: every check of this launch: the records were in device memory"), std::string::npos) << r.err;
+  const json m = meta();
+  EXPECT_EQ(m["records_in"], "device");
+  EXPECT_EQ(m["records"], 0);
+  EXPECT_EQ(read_file(dir_ / "saved" / "launch-0" / "trace.bin"), "");
+}
+
+// The default (--records auto): device memory; a launch that lost its records to a fault has
+// the program run once more with host-mapped records, whose report names the last operation.
+TEST_F(CheckHooks, AutoRunsTheProgramAgainWithHostRecordsAfterAFault) {
+  Outcome r = run(checked(), "linked " + kModule + " " + kKernel, "fault");
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_EQ(r.out, "launch 0 sync 715\nlaunch 0 sync 715\n");  // run twice
+  EXPECT_NE(r.err.find("tmakit check: 1 launch lost its records in device memory; running the program again with the "
+                       "records in host-mapped memory (--records host)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("the last operation recorded before the fault: "), std::string::npos) << r.err;
+  EXPECT_EQ(meta(0)["records_in"], "device");
+  EXPECT_EQ(meta(1)["records_in"], "host");
+  EXPECT_EQ(read_file(dir_ / "saved" / "launch-1" / "trace.bin"), recorded_);
+  EXPECT_NE(r.err.find("1 launch checked (0 completed, 0 hung, 1 faulted)"), std::string::npos) << r.err;  // the rerun's
+}
+
+// A hung kernel's device records are copied while it still runs (a stream of the trace's own);
+// where that copy cannot finish either, the program runs again with host-mapped records.
+TEST_F(CheckHooks, AHangWhoseDeviceRecordsCannotBeCopiedRunsAgainWithHostRecords) {
+  Outcome r = run(checked("--timeout 0.3"), "linked " + kModule + " " + kKernel, "hang-nocopy");
+  EXPECT_EQ(r.status, 124) << r.err;
+  EXPECT_NE(r.err.find("copying them while the kernel still ran did not finish within 2 s"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("running the program again with the records in host-mapped memory"), std::string::npos) << r.err;
+  EXPECT_EQ(meta(1)["records_in"], "host");
+  EXPECT_EQ(meta(1)["records"], inst_.sites.size());
 }
 
 // nvcc's PTX of a kernel that calls cuda::ptx through its own helpers (tests/check/kernels/inlined.ptx):

@@ -33,7 +33,8 @@ struct CheckOptions {
   double timeout = 10;
   // Numbers as typed, read exactly (numbers.hpp): CLI11 would wrap "-1" to 2^64 - 1.
   std::string launches = "0";  // checked launches per kernel; 0: all
-  std::string capacity = "262144";  // records in the trace buffer (128 bytes each)
+  std::string capacity;  // records in the trace buffer (128 bytes each); empty: the library's default
+  std::string records = "auto";  // --records auto | device | host (capture.hpp's RecordsIn)
   std::string ctas;                  // --ctas FIRST[-LAST]: the clusters traced (empty: all)
   std::string log, save_trace, replay, target = "sm_90a";
   std::optional<std::string> ptx_filter;  // --ptx-filter CMD (docs/check.md, "Mutation testing")
@@ -127,6 +128,7 @@ void forward(int sig) {
 struct Summary {
   int launches = 0, completed = 0, hung = 0, faulted = 0, findings = 0, errors = 0, unchecked = 0;
   int incomplete = 0;  // launches whose replay skipped checks (records dropped, clusters not replayed)
+  int records_lost = 0;  // launches whose records in device memory could not be read (a fault)
 };
 
 Summary read_summary(const fs::path& run_dir) {
@@ -144,6 +146,7 @@ Summary read_summary(const fs::path& run_dir) {
     s.errors += j.value("errors", j.value("findings", 0));  // a record without the split counts all as errors
     s.unchecked += j.value("replay_status", -1) == 2 || j.value("replay_status", -1) < 0;
     s.incomplete += j.value("skipped", 0) > 0;
+    s.records_lost += j.value("records_lost", false);
   }
   return s;
 }
@@ -167,7 +170,7 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
   uint64_t launches = 0, capacity = 0;
   try {
     launches = parse_integer<uint64_t>("--launches", o.launches);
-    capacity = parse_integer<uint64_t>("--capacity", o.capacity, Range{1024, uint64_t{1} << 26});
+    if (!o.capacity.empty()) capacity = parse_integer<uint64_t>("--capacity", o.capacity, Range{1024, uint64_t{1} << 26});
   } catch (const DiagnosticError& e) {
     fmt::print(stderr, "tmakit check: {}\n", format(e.diagnostic()));
     return 2;
@@ -221,7 +224,8 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
   setenv("TMAKIT_CHECK_DIR", run_dir.c_str(), 1);
   setenv("TMAKIT_CHECK_TIMEOUT", fmt::format("{}", o.timeout).c_str(), 1);
   setenv("TMAKIT_CHECK_LAUNCHES", std::to_string(launches).c_str(), 1);
-  setenv("TMAKIT_CHECK_CAPACITY", std::to_string(capacity).c_str(), 1);
+  if (capacity) setenv("TMAKIT_CHECK_CAPACITY", std::to_string(capacity).c_str(), 1);
+  else unsetenv("TMAKIT_CHECK_CAPACITY");
   if (ctas_env.empty()) unsetenv("TMAKIT_CHECK_CTAS");
   else setenv("TMAKIT_CHECK_CTAS", ctas_env.c_str(), 1);
   setenv("TMAKIT_CHECK_CLI", fs::read_symlink("/proc/self/exe", ec).c_str(), 1);
@@ -235,22 +239,40 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
   hang.sa_sigaction = on_hang;
   hang.sa_flags = SA_SIGINFO | SA_RESTART;
   sigaction(SIGUSR1, &hang, nullptr);
-  const pid_t child = fork();
-  if (child < 0) {
-    fmt::print(stderr, "tmakit check: error: cannot start {}: {}\n", command[0], std::strerror(errno));
-    return give_up();
+  // The program, run under the library; the summary of its launches.
+  auto run_program = [&](const char* records) {
+    setenv("TMAKIT_CHECK_RECORDS", records, 1);
+    const pid_t child = fork();
+    if (child < 0) {
+      fmt::print(stderr, "tmakit check: error: cannot start {}: {}\n", command[0], std::strerror(errno));
+      return -1;
+    }
+    if (child == 0) {
+      signal(SIGUSR1, SIG_DFL);
+      _exit(exec_command("check", command));
+    }
+    g_child.store(child);
+    signal(SIGINT, forward);
+    signal(SIGTERM, forward);
+    int st = 0;
+    while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  };
+  int status = run_program(o.records.c_str());
+  if (status < 0) return give_up();
+  // --records auto: device memory, unless a launch lost its records there (a fault makes
+  // device memory unreadable): then the program runs once more with host-mapped records.
+  if (o.records == "auto") {
+    if (const int lost = read_summary(run_dir).records_lost; lost > 0) {
+      fmt::print(stderr, "tmakit check: {} lost {} in device memory; running the program again with the records in "
+                         "host-mapped memory (--records host)\n", plural(lost, "launch", "launches"), lost == 1 ? "its records" : "their records");
+      fs::remove(run_dir / "launches.jsonl", ec);
+      g_hung.store(0);
+      status = run_program("host");
+      if (status < 0) return give_up();
+    }
   }
-  if (child == 0) {
-    signal(SIGUSR1, SIG_DFL);
-    _exit(exec_command("check", command));
-  }
-  g_child.store(child);
-  signal(SIGINT, forward);
-  signal(SIGTERM, forward);
-  int st = 0;
-  while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
-  }
-  int status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 
   const Summary s = read_summary(run_dir);
   if (g_hung.load() != 0) status = 124;  // as timeout(1): a launch did not finish
@@ -275,7 +297,7 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
 }  // namespace
 
 void split_check_command(std::vector<char*>& args) {
-  if (auto command = split_command_after_dashes(args, {"--timeout", "--launches", "--capacity", "--log", "--save-trace", "--replay", "--target",
+  if (auto command = split_command_after_dashes(args, {"--timeout", "--launches", "--capacity", "--records", "--log", "--save-trace", "--replay", "--target",
                                                       "--ptx-filter", "--ctas"}))
     separated_command() = std::move(command);
 }
@@ -289,8 +311,13 @@ void add_check_command(CLI::App& app, int& status) {
   cmd->add_option("--launches", o->launches,
                   "check the first N launches of each kernel; later ones run unchecked (default 0: all)");
   cmd->add_option("--capacity", o->capacity,
-                  "records the trace buffer holds (128 bytes each, host memory; default 262144 = 32 MiB); records "
-                  "past it are counted, not kept (1024 to 67108864)");
+                  "records the trace buffer holds (128 bytes each; default 4194304 = 512 MiB in device memory, 262144 "
+                  "= 32 MiB with --records host); records past it are counted, not kept (1024 to 67108864)");
+  cmd->add_option("--records", o->records,
+                  "where kernels write their records: device (device memory, copied after each launch: fast), host "
+                  "(host-mapped memory: slow, but readable after a fault), auto (default: device, and the program "
+                  "runs again with host when a fault made a launch's records unreadable)")
+      ->check(CLI::IsMember({"auto", "device", "host"}));
   cmd->add_option("--ctas", o->ctas,
                   "trace only the clusters FIRST to LAST (FIRST or FIRST-LAST, by linear cluster index; a launch "
                   "without clusters has one CTA a cluster); the others run untraced (default: all)");

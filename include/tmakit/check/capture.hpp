@@ -1,5 +1,5 @@
-// The host side of `tmakit check` (docs/check.md): a trace buffer in host-mapped memory that
-// instrumented modules write their records into (include/tmakit/instrument/trace.hpp), and the
+// The host side of `tmakit check` (docs/check.md): a trace buffer in device memory (or
+// host-mapped memory) that instrumented modules write their records into (include/tmakit/instrument/trace.hpp), and the
 // trace directory a launch leaves for the replay (the format: docs/check.md, "Trace directory").
 // Callers need no CUDA header: the driver's handles are declared here exactly as cuda.h
 // declares them (redeclaring an identical typedef is allowed), and the driver's functions are
@@ -32,7 +32,17 @@ struct DriverCalls {
   int (*memcpy_htod)(CUdeviceptr dst, const void* src, size_t bytes) = nullptr;              // cuMemcpyHtoD
   int (*memcpy_dtoh)(void* dst, CUdeviceptr src, size_t bytes) = nullptr;                    // cuMemcpyDtoH
   int (*get_error_name)(int error, const char** name) = nullptr;                             // cuGetErrorName
-  bool complete() const;  // every pointer set
+  // Records in device memory (RecordsIn::device) need these as well.
+  int (*mem_alloc)(CUdeviceptr* d, size_t bytes) = nullptr;                                  // cuMemAlloc
+  int (*mem_free)(CUdeviceptr d) = nullptr;                                                  // cuMemFree
+  int (*memset_d8_async)(CUdeviceptr d, unsigned char value, size_t n, void* stream) = nullptr;  // cuMemsetD8Async
+  int (*memcpy_dtoh_async)(void* dst, CUdeviceptr src, size_t bytes, void* stream) = nullptr;    // cuMemcpyDtoHAsync
+  int (*stream_create)(void** stream, unsigned flags) = nullptr;                             // cuStreamCreate
+  int (*stream_query)(void* stream) = nullptr;                                               // cuStreamQuery
+  int (*stream_synchronize)(void* stream) = nullptr;                                         // cuStreamSynchronize
+  int (*stream_destroy)(void* stream) = nullptr;                                             // cuStreamDestroy
+  bool complete() const;         // every pointer a host-mapped trace needs
+  bool device_complete() const;  // and those of a trace in device memory
 };
 
 // cuGetProcAddress's CUDA 12 ABI.
@@ -45,11 +55,23 @@ DriverCalls driver_calls_from_libcuda();
 // The driver's name for a result ("CUDA_ERROR_ILLEGAL_INSTRUCTION"), or "CUresult <n>".
 std::string result_name(const DriverCalls& driver, int result);
 
-// Records in host-mapped memory (cuMemHostAlloc, portable and device-mapped), and the modules
-// whose `__tmakit_trace` words point at them. Not thread-safe: one launch at a time.
+// Where the kernel writes its records (`tmakit check --records`, docs/check.md):
+//   device: device memory (cuMemAlloc), copied to the host after the launch: writing them
+//           costs the kernel little. A launch that never finishes has them copied while it
+//           still runs (a copy on a stream of its own); a fault makes them unreadable.
+//   host:   host-mapped memory (cuMemHostAlloc, portable and device-mapped): every record
+//           crosses the bus as the kernel writes it (slow for large launches), but the host
+//           reads them whatever happens to the kernel, a fault included.
+enum class RecordsIn { device, host };
+// How the launch ended, for TraceBuffer::collect.
+enum class LaunchEnd { finished, running, faulted };
+
+// The records and the modules whose `__tmakit_trace` words point at them. Not thread-safe:
+// one launch at a time.
 class TraceBuffer {
  public:
-  static std::unique_ptr<TraceBuffer> create(const DriverCalls& driver, size_t capacity_records, std::string* why);
+  static std::unique_ptr<TraceBuffer> create(const DriverCalls& driver, size_t capacity_records, std::string* why,
+                                             RecordsIn where = RecordsIn::host);
   ~TraceBuffer();
   TraceBuffer(const TraceBuffer&) = delete;
   TraceBuffer& operator=(const TraceBuffer&) = delete;
@@ -61,13 +83,21 @@ class TraceBuffer {
   // Zeroes the records and the next-index word of every attached module. The records zeroed
   // are those below the largest next index snapshot() was given since the last reset (the
   // device writes no others), or all of them when snapshot() was not given one (or was given
-  // none: a hang or a fault).
-  void reset();
+  // none: a hang or a fault). Device records are zeroed on `stream`, the launch's, so the
+  // zeroing is ordered before the launch whatever stream it uses.
+  void reset(void* stream = nullptr);
+  // Brings device records to the host after a launch (host-mapped ones need nothing): the
+  // first min(next, capacity) of a finished launch (all when next is unknown); every record
+  // of one still running, copied on a stream of its own within `wait_s` seconds. False (and
+  // why) when they cannot be read: a fault, or a copy that failed or did not finish; then
+  // snapshot() and written() are empty.
+  bool collect(std::optional<uint64_t> next, LaunchEnd end, double wait_s, std::string* why);
   // The next-index word of the module attached last (a device copy: only after the launch
   // finished, never during a hang); nullopt when it cannot be read.
   std::optional<uint64_t> read_next() const;
 
-  // Records with op != 0, in index order. Reads host memory only (safe while a kernel hangs).
+  // Records with op != 0, in index order. Reads host memory only (safe while a kernel hangs;
+  // device records: those collect() brought).
   std::vector<instrument::Record> written() const;
   // Records 0..n-1 with their holes (op 0), n = min(next, capacity) when `next` is known, else
   // one past the last written record.
@@ -76,16 +106,24 @@ class TraceBuffer {
   // `tmakit check --ctas`: only clusters [first, end) by linear %clusterid record (trace.hpp,
   // word 3), from the next attach() on; end == 0: every cluster.
   void trace_clusters(uint32_t first, uint32_t end) { clusters_word_ = end ? first | uint64_t{end} << 32 : 0; }
-  const instrument::Record* records() const { return records_; }
   CUdeviceptr device_address() const { return device_; }
+  RecordsIn where() const { return where_; }
 
  private:
   TraceBuffer() = default;
   bool attach_found(int lookup, const char* holder, CUdeviceptr words, size_t bytes, std::string* why);
   bool set_words(CUdeviceptr words, size_t bytes, std::string* why);
+  bool collect_running(double wait_s, std::string* why);
+  // The records the host can read: the host-mapped buffer, or what collect() copied.
+  const instrument::Record* view() const { return where_ == RecordsIn::host ? mapped_ : copied_.data(); }
+  size_t view_size() const { return where_ == RecordsIn::host ? capacity_ : copied_.size(); }
   DriverCalls driver_;
-  instrument::Record* records_ = nullptr;
-  CUdeviceptr device_ = 0;
+  RecordsIn where_ = RecordsIn::host;
+  instrument::Record* mapped_ = nullptr;      // host: the records (host-mapped)
+  instrument::Record* staging_ = nullptr;     // device: pinned host memory for the copy of a running launch
+  void* copy_stream_ = nullptr;               // device: a non-blocking stream of the trace's own
+  std::vector<instrument::Record> copied_;    // device: the records collect() brought
+  CUdeviceptr device_ = 0;                    // the records' address on the device
   size_t capacity_ = 0;
   uint64_t clusters_word_ = 0;
   std::vector<CUdeviceptr> attached_;  // the `__tmakit_trace` of each attached module
@@ -103,6 +141,8 @@ struct LaunchInfo {
   double timeout_s = 0;                // for a timeout
   uint32_t clusters_traced[2] = {0, 0};  // --ctas: [first, end) by linear %clusterid; end 0: all
   std::string target = "sm_90a";
+  std::string records_in = "host";  // where the kernel wrote them: device | host (RecordsIn)
+  std::string records_lost;         // why the records could not be read; empty when they were
 };
 
 // Writes DIR/meta.json, trace.bin (snapshot(info.next)), sites.json, maps.jsonl and (when not

@@ -57,6 +57,9 @@ struct LaunchMeta {
   std::string target = "sm_90a";
   // `tmakit check --ctas`: the clusters that recorded, [first, end) by linear %clusterid.
   std::optional<std::array<uint32_t, 2>> clusters_traced;
+  // Why the launch's records could not be read (records in device memory after a fault); empty
+  // when they were. Every check is then skipped.
+  std::string records_lost;
 };
 
 // One map the program encoded (a line of maps.jsonl with a descriptor and a map).

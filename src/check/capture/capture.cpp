@@ -1,12 +1,15 @@
-// The trace buffer (include/tmakit/check/capture.hpp): host-mapped records and the modules
-// whose `__tmakit_trace` words point at them.
+// The trace buffer (include/tmakit/check/capture.hpp): records in device or host-mapped
+// memory, and the modules whose `__tmakit_trace` words point at them.
 #include "tmakit/check/capture.hpp"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace tmakit::check {
 namespace {
@@ -14,6 +17,11 @@ namespace {
 constexpr unsigned kHostAllocPortable = 0x01;   // CU_MEMHOSTALLOC_PORTABLE: every context may use it
 constexpr unsigned kHostAllocDeviceMap = 0x02;  // CU_MEMHOSTALLOC_DEVICEMAP: the GPU writes it directly
 constexpr int kVersion = 12000;                 // the ABIs DriverCalls spells
+constexpr int kNotReady = 600;                  // CUDA_ERROR_NOT_READY
+constexpr unsigned kStreamNonBlocking = 0x1;    // CU_STREAM_NON_BLOCKING: not ordered with the legacy stream
+// Device records of a launch that still runs come back through pinned memory this many at a
+// time (8 MiB): a copy that can overlap the kernel needs page-locked host memory.
+constexpr size_t kStagingRecords = 65536;
 
 template <typename Fn>
 void find(GetProcAddress gpa, const char* name, Fn& slot) {
@@ -29,6 +37,11 @@ bool DriverCalls::complete() const {
          library_get_global && memcpy_htod && memcpy_dtoh && get_error_name;
 }
 
+bool DriverCalls::device_complete() const {
+  return complete() && mem_alloc && mem_free && memset_d8_async && memcpy_dtoh_async && stream_create &&
+         stream_query && stream_synchronize && stream_destroy;
+}
+
 DriverCalls driver_calls_from(GetProcAddress gpa) {
   DriverCalls d;
   if (gpa == nullptr) return d;
@@ -40,6 +53,14 @@ DriverCalls driver_calls_from(GetProcAddress gpa) {
   find(gpa, "cuMemcpyHtoD", d.memcpy_htod);
   find(gpa, "cuMemcpyDtoH", d.memcpy_dtoh);
   find(gpa, "cuGetErrorName", d.get_error_name);
+  find(gpa, "cuMemAlloc", d.mem_alloc);
+  find(gpa, "cuMemFree", d.mem_free);
+  find(gpa, "cuMemsetD8Async", d.memset_d8_async);
+  find(gpa, "cuMemcpyDtoHAsync", d.memcpy_dtoh_async);
+  find(gpa, "cuStreamCreate", d.stream_create);
+  find(gpa, "cuStreamQuery", d.stream_query);
+  find(gpa, "cuStreamSynchronize", d.stream_synchronize);
+  find(gpa, "cuStreamDestroy", d.stream_destroy);
   return d;
 }
 
@@ -56,29 +77,50 @@ std::string result_name(const DriverCalls& driver, int result) {
   return fmt::format("CUresult {}", result);
 }
 
-std::unique_ptr<TraceBuffer> TraceBuffer::create(const DriverCalls& driver, size_t capacity, std::string* why) {
+std::unique_ptr<TraceBuffer> TraceBuffer::create(const DriverCalls& driver, size_t capacity, std::string* why,
+                                                 RecordsIn where) {
   auto fail = [&](std::string m) {
     if (why) *why = std::move(m);
     return nullptr;
   };
   if (!driver.complete()) return fail("the driver lacks a function the trace needs (cuMemHostAlloc, ...)");
+  if (where == RecordsIn::device && !driver.device_complete())
+    return fail("the driver lacks a function a trace in device memory needs (cuMemAlloc, cuMemcpyDtoHAsync, ...)");
   if (capacity == 0 || capacity > (size_t(1) << 32)) return fail(fmt::format("capacity {} records is out of range", capacity));
   std::unique_ptr<TraceBuffer> t(new TraceBuffer);
   t->driver_ = driver;
-  void* p = nullptr;
-  const size_t bytes = capacity * instrument::kRecordBytes;
-  if (int r = driver.mem_host_alloc(&p, bytes, kHostAllocPortable | kHostAllocDeviceMap); r != 0 || p == nullptr)
-    return fail(fmt::format("cuMemHostAlloc of {} bytes failed: {}", bytes, result_name(driver, r)));
-  t->records_ = static_cast<instrument::Record*>(p);
+  t->where_ = where;
   t->capacity_ = capacity;
-  if (int r = driver.mem_host_get_device_pointer(&t->device_, p, 0); r != 0)
-    return fail(fmt::format("cuMemHostGetDevicePointer failed: {}", result_name(driver, r)));
-  std::memset(p, 0, bytes);
+  const size_t bytes = capacity * instrument::kRecordBytes;
+  void* p = nullptr;
+  if (where == RecordsIn::host) {
+    if (int r = driver.mem_host_alloc(&p, bytes, kHostAllocPortable | kHostAllocDeviceMap); r != 0 || p == nullptr)
+      return fail(fmt::format("cuMemHostAlloc of {} bytes failed: {}", bytes, result_name(driver, r)));
+    t->mapped_ = static_cast<instrument::Record*>(p);
+    if (int r = driver.mem_host_get_device_pointer(&t->device_, p, 0); r != 0)
+      return fail(fmt::format("cuMemHostGetDevicePointer failed: {}", result_name(driver, r)));
+    std::memset(p, 0, bytes);
+    return t;
+  }
+  if (int r = driver.mem_alloc(&t->device_, bytes); r != 0)
+    return fail(fmt::format("cuMemAlloc of {} bytes of device memory failed: {}", bytes, result_name(driver, r)));
+  if (int r = driver.mem_host_alloc(&p, kStagingRecords * instrument::kRecordBytes, kHostAllocPortable); r != 0 || p == nullptr)
+    return fail(fmt::format("cuMemHostAlloc of {} bytes failed: {}", kStagingRecords * instrument::kRecordBytes,
+                            result_name(driver, r)));
+  t->staging_ = static_cast<instrument::Record*>(p);
+  if (int r = driver.stream_create(&t->copy_stream_, kStreamNonBlocking); r != 0)
+    return fail(fmt::format("cuStreamCreate failed: {}", result_name(driver, r)));
+  // Zeroed before any launch of the user's can run, on whatever stream.
+  if (int r = driver.memset_d8_async(t->device_, 0, bytes, t->copy_stream_); r != 0 || (r = driver.stream_synchronize(t->copy_stream_)) != 0)
+    return fail(fmt::format("zeroing the trace's device memory failed: {}", result_name(driver, r)));
   return t;
 }
 
 TraceBuffer::~TraceBuffer() {
-  if (records_ != nullptr && driver_.mem_free_host != nullptr) driver_.mem_free_host(records_);
+  if (mapped_ != nullptr && driver_.mem_free_host != nullptr) driver_.mem_free_host(mapped_);
+  if (staging_ != nullptr && driver_.mem_free_host != nullptr) driver_.mem_free_host(staging_);
+  if (where_ == RecordsIn::device && device_ != 0 && driver_.mem_free != nullptr) driver_.mem_free(device_);
+  if (copy_stream_ != nullptr && driver_.stream_destroy != nullptr) driver_.stream_destroy(copy_stream_);
 }
 
 bool TraceBuffer::set_words(CUdeviceptr words, size_t bytes, std::string* why) {
@@ -121,14 +163,74 @@ bool TraceBuffer::attach_found(int lookup, const char* holder, CUdeviceptr words
   return set_words(words, bytes, why);
 }
 
-void TraceBuffer::reset() {
+void TraceBuffer::reset(void* stream) {
   // Only what the last launch can have written: records below its next index when a snapshot
   // read that index, else all of them (a per-launch memset of the whole buffer would cost more
   // than a short kernel).
-  std::memset(static_cast<void*>(records_), 0, (dirty_ ? *dirty_ : capacity_) * instrument::kRecordBytes);
+  const size_t dirty = dirty_ ? *dirty_ : capacity_;
+  if (where_ == RecordsIn::host) std::memset(static_cast<void*>(mapped_), 0, dirty * instrument::kRecordBytes);
+  else if (dirty > 0) driver_.memset_d8_async(device_, 0, dirty * instrument::kRecordBytes, stream);
+  copied_.clear();
   dirty_.reset();  // from now on, unknown until a snapshot reads the next index
   const uint64_t zero = 0;
   for (CUdeviceptr words : attached_) driver_.memcpy_htod(words + instrument::kTraceNextWord * 8, &zero, 8);
+}
+
+bool TraceBuffer::collect(std::optional<uint64_t> next, LaunchEnd end, double wait_s, std::string* why) {
+  if (where_ == RecordsIn::host) return true;
+  copied_.clear();
+  auto lost = [&](std::string m) {
+    if (why) *why = std::move(m);
+    copied_.clear();
+    return false;
+  };
+  if (end == LaunchEnd::faulted) return lost("the records were in device memory, which the fault made unreadable");
+  if (end == LaunchEnd::running) {
+    if (collect_running(wait_s, why)) return true;
+    copied_.clear();
+    return false;
+  }
+  const size_t n = next ? static_cast<size_t>(std::min<uint64_t>(*next, capacity_)) : capacity_;
+  copied_.resize(n);
+  if (int r = n ? driver_.memcpy_dtoh(copied_.data(), device_, n * instrument::kRecordBytes) : 0; r != 0)
+    return lost(fmt::format("copying the records from device memory failed: {}", result_name(driver_, r)));
+  return true;
+}
+
+// A launch still running: its next-index word, then its records below it, copied a staging
+// chunk at a time on the trace's own non-blocking stream, which the kernel's stream does not
+// hold back. What the kernel writes while the copy runs may come or not; a record whose `op`
+// reads zero is a hole to the reader.
+bool TraceBuffer::collect_running(double wait_s, std::string* why) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  auto copy = [&](CUdeviceptr from, size_t bytes) {
+    int r = driver_.memcpy_dtoh_async(staging_, from, bytes, copy_stream_);
+    if (r == 0) r = driver_.stream_query(copy_stream_);
+    for (; r == kNotReady; r = driver_.stream_query(copy_stream_)) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        if (why) *why = fmt::format("the records were in device memory, and copying them while the kernel still ran did not finish within {} s", wait_s);
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (r != 0 && why)
+      *why = fmt::format("the records were in device memory, and copying them while the kernel still ran failed: {}", result_name(driver_, r));
+    return r == 0;
+  };
+  size_t n = capacity_;
+  if (!attached_.empty()) {
+    if (!copy(attached_.back() + instrument::kTraceNextWord * 8, 8)) return false;
+    uint64_t next = 0;
+    std::memcpy(&next, staging_, 8);
+    n = static_cast<size_t>(std::min<uint64_t>(next, capacity_));
+  }
+  copied_.resize(n);
+  for (size_t at = 0; at < n; at += kStagingRecords) {
+    const size_t k = std::min(kStagingRecords, n - at);
+    if (!copy(device_ + at * instrument::kRecordBytes, k * instrument::kRecordBytes)) return false;
+    std::memcpy(static_cast<void*>(copied_.data() + at), staging_, k * instrument::kRecordBytes);
+  }
+  return true;
 }
 
 std::optional<uint64_t> TraceBuffer::read_next() const {
@@ -150,28 +252,31 @@ uint16_t op_of(const instrument::Record* r) { return *reinterpret_cast<const vol
 }  // namespace
 
 std::vector<instrument::Record> TraceBuffer::written() const {
+  const instrument::Record* records = view();
   std::vector<instrument::Record> out;
-  for (size_t i = 0; i < capacity_; ++i)
-    if (op_of(records_ + i) != 0) out.push_back(read_record(records_ + i));
+  for (size_t i = 0; i < view_size(); ++i)
+    if (op_of(records + i) != 0) out.push_back(read_record(records + i));
   return out;
 }
 
 std::vector<instrument::Record> TraceBuffer::snapshot(std::optional<uint64_t> next) const {
+  const instrument::Record* records = view();
   size_t n = 0;
   if (next) {
     n = static_cast<size_t>(std::min<uint64_t>(*next, capacity_));
     dirty_ = std::max(dirty_.value_or(0), n);
+    n = std::min(n, view_size());
   } else {
     dirty_.reset();  // unknown: reset() clears everything
-    for (size_t i = capacity_; i > 0; --i)
-      if (op_of(records_ + i - 1) != 0) {
+    for (size_t i = view_size(); i > 0; --i)
+      if (op_of(records + i - 1) != 0) {
         n = i;
         break;
       }
   }
   std::vector<instrument::Record> out;
   out.reserve(n);
-  for (size_t i = 0; i < n; ++i) out.push_back(read_record(records_ + i));
+  for (size_t i = 0; i < n; ++i) out.push_back(read_record(records + i));
   return out;
 }
 

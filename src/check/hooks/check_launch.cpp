@@ -233,11 +233,25 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
     if (v && std::sscanf(v, "%u-%u", &first, &end) == 2 && first < end) return std::pair<uint32_t, uint32_t>{first, end};
     return std::pair<uint32_t, uint32_t>{0, 0};
   }();
-  static std::unique_ptr<check::TraceBuffer> trace;
+  // --records: where the kernel writes (capture.hpp's RecordsIn); auto is device memory, and
+  // the parent runs the program again with host-mapped records when a launch lost them.
+  static const std::string records_mode = [] {
+    const char* v = std::getenv(kEnvCheckRecords);
+    return std::string(v && (std::string_view(v) == "host" || std::string_view(v) == "device") ? v : "auto");
+  }();
+  // Never destroyed: freeing device memory from a static destructor would call the driver
+  // after the program's runtime has torn its context down.
+  static check::TraceBuffer* trace = nullptr;
   std::string why;
   if (!trace) {
-    const auto capacity = static_cast<size_t>(env_number(kEnvCheckCapacity, 1 << 18));
-    trace = check::TraceBuffer::create(check_driver(), capacity, &why);
+    // --capacity, else the default of where the records go (device memory is cheap to fill;
+    // host-mapped memory is pinned host memory).
+    const auto capacity = [](size_t fallback) { return static_cast<size_t>(env_number(kEnvCheckCapacity, fallback)); };
+    if (records_mode != "host") {
+      trace = check::TraceBuffer::create(check_driver(), capacity(kDefaultDeviceCapacity), &why, check::RecordsIn::device).release();
+      if (!trace) check_say_once("records in host-mapped memory: none in device memory (" + why + ")");
+    }
+    if (!trace) trace = check::TraceBuffer::create(check_driver(), capacity(kDefaultHostCapacity), &why, check::RecordsIn::host).release();
     if (!trace) {
       check_say_once("no trace buffer (" + why + "); launches run unchecked");
       return launch();
@@ -252,7 +266,7 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
     check_say_once(fmt::format("{} runs unchecked: {}", fn->name, attached ? "no event calls in the driver" : why));
     return launch();
   }
-  trace->reset();
+  trace->reset(shape.stream);
 
   check::LaunchInfo info;
   info.kernel = fn->name;
@@ -301,6 +315,14 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
   info.driver_result = check::result_name(check_driver(), state);
   if (info.outcome == "completed") info.next = trace->read_next();
   if (info.outcome == "timeout") info.timeout_s = timeout;
+  info.records_in = trace->where() == check::RecordsIn::device ? "device" : "host";
+  if (info.outcome != "launch_error") {
+    const check::LaunchEnd end = info.outcome == "completed" ? check::LaunchEnd::finished
+                                 : info.outcome == "timeout" ? check::LaunchEnd::running
+                                                             : check::LaunchEnd::faulted;
+    std::string lost;
+    if (!trace->collect(info.next, end, std::max(2.0, timeout / 2), &lost)) info.records_lost = lost;
+  }
 
   const char* save = std::getenv(kEnvCheckSave);
   const fs::path root = (save != nullptr && *save != '\0') ? fs::path(save) : fs::path(std::getenv(kEnvCheckDir)) / "traces";
@@ -318,12 +340,17 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
   if (info.outcome != "completed") head += fmt::format(" ({})", info.driver_result);
   head += fmt::format(", {} records", records.size());
   if (gpu_ms) head += fmt::format(", {:.3f} ms on the GPU traced", *gpu_ms);
-  if (info.outcome == "fault") head += "\n" + last_operation(records, mod.sites_json);
+  if (!info.records_lost.empty())
+    head += fmt::format("\n{}: {}", info.records_lost,
+                        records_mode == "auto" ? "the program runs again with the records in host-mapped memory"
+                                               : "run again with --records host to keep them through a fault or a hang");
+  else if (info.outcome == "fault") head += "\n" + last_operation(records, mod.sites_json);
   const ReplayResult replay = run_replay(dir);
   check_say(head + (replay.report.empty() ? "" : "\n" + replay.report) +
             (replay.status < 0 ? "\nthe replay did not run (no tmakit CLI); the trace is in " + dir.string() : ""));
   append_launch_line({{"pid", getpid()}, {"kernel", fn->name}, {"outcome", info.outcome},
                       {"driver_result", info.driver_result}, {"records", records.size()},
+                      {"records_in", info.records_in}, {"records_lost", !info.records_lost.empty()},
                       {"replay_status", replay.status}, {"findings", replay.findings}, {"errors", replay.errors},
                       {"warnings", replay.warnings}, {"skipped", replay.skipped}, {"trace", dir.string()},
                       {"gpu_ms", gpu_ms ? nlohmann::json(*gpu_ms) : nlohmann::json(nullptr)}});

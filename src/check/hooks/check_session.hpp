@@ -15,6 +15,10 @@ inline constexpr const char* kEnvCheckSave = "TMAKIT_CHECK_SAVE";        // --sa
 inline constexpr const char* kEnvCheckCli = "TMAKIT_CHECK_CLI";          // the tmakit binary (replay)
 inline constexpr const char* kEnvCheckParent = "TMAKIT_CHECK_PARENT_PID";  // told of a hang
 inline constexpr const char* kEnvCheckCapacity = "TMAKIT_CHECK_CAPACITY";  // records in the buffer
+inline constexpr const char* kEnvCheckRecords = "TMAKIT_CHECK_RECORDS";  // --records: auto | device | host
+// Records in the trace buffer when --capacity is not given: 4 Mi in device memory (512 MiB;
+// a whole CUTLASS 4096³ GEMM needs 3.5 Mi), 256 Ki in host-mapped memory (32 MiB pinned).
+inline constexpr size_t kDefaultDeviceCapacity = size_t{1} << 22, kDefaultHostCapacity = size_t{1} << 18;
 inline constexpr const char* kEnvCheckCtas = "TMAKIT_CHECK_CTAS";  // --ctas: "FIRST-END", clusters [FIRST, END)
 inline constexpr const char* kEnvCheckLaunches = "TMAKIT_CHECK_LAUNCHES";  // checked launches per kernel (0: all)
 
