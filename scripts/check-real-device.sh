@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `tmakit check` on programs people really run (docs/check.md, "Real programs"), in two parts:
 #   scripts/check-real-device.sh build    here: tmakit, libtmakit_watch.so, tmakit-ptxas (BUILD_DIR,
-#        default build), the ring of tests/gpu/check/ring (four variants in one binary), CUTLASS's
+#        default build), the ring of tests/gpu/check/ring (four variants in one binary) on cuda::ptx
+#        (ring.cu) and on tmakit's device library (ring_devlib.cu, CMake target check_ring_devlib), CUTLASS's
 #        Hopper GEMM examples 48 (cooperative, 4×2 clusters, multicast) and 49 (ping-pong,
 #        cooperative, 2×1 clusters) built with PTX embedded from PyPI nvidia-cutlass's sources
 #        (pip download, into .gpubuild/ext), and Triton's tutorials when TRITON_TUTORIALS names a
@@ -11,8 +12,12 @@
 #        plain and under `tmakit check --save-trace`, its exit status, the head lines and findings;
 #        $OUT/log.txt and the traces as $OUT/traces-<part>.tar.xz. REAL_PARTS picks sections
 #        ("ring cutlass small triton", and "mutants": CUTLASS's seeded bugs of
-#        tests/gpu/check/cutlass_mutants.py, docs/check-seeded.md; small: whole launches at 512 for
-#        tests/vectors/check/real-*); GEMM_SIZE (default 1024) the CUTLASS problem size.
+#        tests/gpu/check/cutlass_mutants.py, docs/check-seeded.md; "triton-mutants": the seeded bugs
+#        in the Triton tutorials' kernels, tests/gpu/check/triton_tutorial_mutants.py; small: whole
+#        launches at 512 for tests/vectors/check/real-*); GEMM_SIZE (default 1024) the CUTLASS problem
+#        size. Each ring run is judged against tests/gpu/check/ring/ring_expect.py (the rule at the
+#        source's `// at:TAG` line) and the mutant drivers judge theirs: the log says AS EXPECTED or
+#        DIFFERENT, and the last lines count them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -22,7 +27,7 @@ ARCH="-gencode=arch=compute_90a,code=[sm_90a,compute_90a]"
 
 build() {
   local b=${BUILD_DIR:-$ROOT/build}
-  ninja -C "$b" -j2 tmakit tmakit_watch tmakit_ptxas || exit 1
+  ninja -C "$b" -j2 tmakit tmakit_watch tmakit_ptxas check_ring_devlib || exit 1
   mkdir -p "$R"
   strip -o "$R/tmakit" "$b/tools/tmakit/tmakit"
   strip -o "$R/libtmakit_watch.so" "$b/src/watch/libtmakit_watch.so"
@@ -31,6 +36,7 @@ build() {
   [ -n "$fmt" ] && cp -L "$fmt" "$R/"
   echo "== ring"
   nvcc -std=c++20 -O2 -lineinfo $ARCH tests/gpu/check/ring/ring.cu -o "$R/ring" || exit 1
+  cp "$b/tests/gpu/check/check_ring_devlib" "$R/ring_devlib"  # the same flags, through tmakit::device
   echo "== CUTLASS $CUTLASS_VERSION examples 48 and 49"
   local ext=$ROOT/.gpubuild/ext src
   src=$ext/cutlass/cutlass_library/source
@@ -69,13 +75,22 @@ device() {
   [ -f .gpupack/real.tar.xz ] && tar -xJf .gpupack/real.tar.xz
   rm -rf "$OUT/traces" && mkdir -p "$OUT/traces"
   exec > >(tee "$OUT/log.txt") 2>&1
-  local start=$SECONDS parts=" ${REAL_PARTS:-ring cutlass small triton} " n=${GEMM_SIZE:-1024}
+  local start=$SECONDS parts=" ${REAL_PARTS:-ring cutlass small triton} " n=${GEMM_SIZE:-1024} judged=0 different=0
   date -u
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
   export LD_LIBRARY_PATH=$R${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   if [[ $parts == *" ring "* ]]; then
-    echo "== the ring (tests/gpu/check/ring/ring.cu)"
-    for mode in clean parity refill nofence; do CHECK_TIMEOUT=3 plain_and_checked "ring-$mode" 20 "$R/ring" $mode; done
+    local prog name
+    for prog in ring ring_devlib; do
+      echo "== the ring (tests/gpu/check/ring/$prog.cu)"
+      for mode in clean parity refill nofence; do
+        name=${prog/_/-}-$mode  # ring-MODE, ring-devlib-MODE
+        CHECK_TIMEOUT=3 plain_and_checked "$name" 20 "$R/$prog" $mode
+        judged=$((judged + 1))
+        python3 tests/gpu/check/ring/ring_expect.py verdict --tmakit "$R" "tests/gpu/check/ring/$prog.cu" $mode \
+          "$OUT/traces/$name" || different=$((different + 1))
+      done
+    done
   fi
   if [[ $parts == *" cutlass "* ]]; then
     echo "== CUTLASS $CUTLASS_VERSION example 48 (cooperative, 4x2 clusters, multicast), ${n}^3"
@@ -95,8 +110,16 @@ device() {
   fi
   if [[ $parts == *" mutants "* ]]; then
     echo "== CUTLASS mutants (tests/gpu/check/cutlass_mutants.py)"
+    judged=$((judged + 1))
     python3 tests/gpu/check/cutlass_mutants.py device --tmakit "$R" --example "$R/48_hopper_warp_specialized_gemm" \
-      --example49 "$R/49_collective_builder" --out "$OUT/traces/cutlass-mutants"
+      --example49 "$R/49_collective_builder" --out "$OUT/traces/cutlass-mutants" || different=$((different + 1))
+  fi
+  if [[ $parts == *" triton-mutants "* ]] && [ -d "$R/triton-tutorials" ]; then
+    echo "== the Triton tutorials' mutants (tests/gpu/check/triton_tutorial_mutants.py)"
+    python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+    judged=$((judged + 1))
+    python3 tests/gpu/check/triton_tutorial_mutants.py device --tmakit "$R" --tutorials "$R/triton-tutorials" \
+      --out "$OUT/traces/triton-tutorial-mutants" --jobs "${MUTANT_JOBS:-4}" || different=$((different + 1))
   fi
   if [[ $parts == *" triton "* ]] && [ -d "$R/triton-tutorials" ]; then
     echo "== Triton tutorials (tests/gpu/check/triton_tutorials.py)"
@@ -104,7 +127,7 @@ device() {
     CHECK_ARGS="--launches 1" plain_and_checked triton-matmul 120 python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --only matmul
     CHECK_ARGS="--launches 1" plain_and_checked triton-attention 120 python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --only attention
   fi
-  echo "device half took $((SECONDS - start)) s"
+  echo "device half took $((SECONDS - start)) s; judged: $judged (each ring run, each mutant driver), not as expected: $different"
   for part in ring cutlass real triton; do  # cutlass* takes the mutants' folder too
     local names; names=$(cd "$OUT/traces" && ls -d ${part}* 2>/dev/null)
     [ -n "$names" ] && tar -C "$OUT/traces" -cf - $names | xz -T8 -6 > "$OUT/traces-$part.tar.xz"
@@ -113,11 +136,13 @@ device() {
   ls -la "$OUT"
 }
 
-# DIR: the files `device` left (traces-*.tar.xz, log.txt) -> tests/vectors/check/: the ring's three
-# bugs (CTA 0's records only: one cluster, as the replay takes them; meta's counts follow), the
+# DIR: the files `device` left (traces-*.tar.xz, log.txt) -> tests/vectors/check/: the rings' three
+# bugs, ring-* and ring-devlib-* where the run had the device library's ring (CTA 0's records only
+# for the race and the fence: one cluster, as the replay takes them; meta's counts follow), the
 # small whole launches of CUTLASS and Triton (real-*: their GEMM launches), each without
-# module.ptx (the replay does not read it) and with an expect.json written from the ring's
-# `// at:TAG` markers and from what the H100 did (the log), not from a replay.
+# module.ptx (the replay does not read it) and with an expect.json written from the rings'
+# `// at:TAG` markers (tests/gpu/check/ring/ring_expect.py) and from what the H100 did (the log,
+# the trace's outcome), not from a replay.
 unpack() {
   local from=$1 tmp; tmp=$(mktemp -d)
   for f in "$from"/traces-ring.tar.xz "$from"/traces-real.tar.xz; do tar -C "$tmp" -xJf "$f" || exit 1; done
@@ -125,11 +150,8 @@ unpack() {
 import json, os, re, shutil, struct, sys
 tmp, root = sys.argv[1], sys.argv[2]
 dest = os.path.join(root, "tests/vectors/check")
-src = open(os.path.join(root, "tests/gpu/check/ring/ring.cu")).read().split("\n")
-def line(tag):
-    hits = [i + 1 for i, l in enumerate(src) if l.rstrip().endswith("// at:" + tag)]
-    assert len(hits) == 1, tag
-    return hits[0]
+sys.path.insert(0, os.path.join(root, "tests/gpu/check/ring"))
+import ring_expect
 def copy(launch, name, keep_cluster0, expect):
     out = os.path.join(dest, name)
     shutil.rmtree(out, ignore_errors=True)
@@ -148,13 +170,25 @@ def copy(launch, name, keep_cluster0, expect):
         shutil.copy(os.path.join(launch, f), out)
     json.dump(expect, open(os.path.join(out, "expect.json"), "w"), indent=1)
     print(name, meta["records"], "records")
-ring = lambda mode: os.path.join(tmp, "ring-" + mode, "launch-0")
-copy(ring("refill"), "ring-refill", True, {"hardware": "the H100 completed with the right output (the race was not lost this time)",
-     "outcome": "completed", "diagnoses": [{"rule": "check.race-war", "file": "ring.cu", "line": line("load")}]})
-copy(ring("nofence"), "ring-nofence", True, {"hardware": "the H100 completed with the right output",
-     "outcome": "completed", "diagnoses": [{"rule": "model.missing-proxy-fence", "file": "ring.cu", "line": line("store")}]})
-copy(ring("parity"), "ring-parity", False, {"hardware": "the H100 hung (the plain run too: exit 124 after 20 s)",
-     "outcome": "timeout", "diagnoses": [{"rule": "check.hang", "file": "ring.cu", "line": line("wait")}]})
+# What the H100 did with ring.cu on 27 Nov 2026 (the outcome, the words); other runs say their outcome.
+HARDWARE = {"refill": ("completed", "the H100 completed with the right output (the race was not lost this time)"),
+            "nofence": ("completed", "the H100 completed with the right output"),
+            "parity": ("timeout", "the H100 hung (the plain run too: exit 124 after 20 s)")}
+for prefix, source in (("ring", "ring.cu"), ("ring-devlib", "ring_devlib.cu")):
+    for mode in ("refill", "nofence", "parity"):
+        launch = os.path.join(tmp, prefix + "-" + mode, "launch-0")
+        if not os.path.isdir(launch):
+            print(prefix + "-" + mode, "not in the traces")
+            continue
+        outcome = json.load(open(os.path.join(launch, "meta.json")))["outcome"]
+        want = ring_expect.expected(os.path.join(root, "tests/gpu/check/ring", source), mode, outcome)
+        if want is None:
+            print(prefix + "-" + mode, "had outcome", outcome, "which the", mode, "ring should not: not kept")
+            continue
+        hardware = (HARDWARE[mode][1] if (prefix, outcome) == ("ring", HARDWARE[mode][0])
+                    else "the H100: " + outcome + " (the device log says how the plain run ended)")
+        copy(launch, prefix + "-" + mode, mode != "parity", {"hardware": hardware, "outcome": outcome,
+             "diagnoses": [{"rule": rules[0], "file": f, "line": l} for rules, f, l in want]})
 def gemm_launches(folder):
     for l in sorted(os.listdir(folder)):
         m = json.load(open(os.path.join(folder, l, "meta.json")))

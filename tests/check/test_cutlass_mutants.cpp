@@ -5,12 +5,7 @@
 // kernel without the place makes the filter fail loudly instead of running the clean kernel. The
 // expectations are the excerpts' own lines read here by regex, independently of the script's
 // finders. No GPU: the script needs only Python.
-#include <sys/wait.h>
-
-#include <cstdlib>
-#include <regex>
-
-#include "trace_builder.hpp"
+#include "mutant_script.hpp"
 
 namespace {
 
@@ -20,56 +15,10 @@ const fs::path kScript = fs::path(TMAKIT_SOURCE_DIR) / "tests/gpu/check/cutlass_
 const fs::path kEx48 = fs::path(TMAKIT_SOURCE_DIR) / "tests/gpu/check/cutlass48_excerpt.ptx";
 const fs::path kEx49 = fs::path(TMAKIT_SOURCE_DIR) / "tests/gpu/check/cutlass49_excerpt.ptx";
 
-struct ScriptRun {
-  int status = -1;
-  std::string out, err;
-};
-
 // `python3 cutlass_mutants.py ARGS < INPUT`.
-ScriptRun script(const std::string& args, const std::string& input = "") {
-  const fs::path dir = fs::temp_directory_path() / ("tmakit-cutlass-mutant-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path in = dir / "in.ptx", out = dir / "out.txt", err = dir / "err.txt";
-  std::ofstream(in, std::ios::binary) << input;
-  const std::string cmd = "python3 '" + kScript.string() + "' " + args + " < '" + in.string() + "' > '" +
-                          out.string() + "' 2> '" + err.string() + "'";
-  const int st = std::system(cmd.c_str());
-  ScriptRun r;
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  r.out = read(out);
-  r.err = read(err);
-  fs::remove_all(dir);
-  return r;
-}
+ScriptRun script(const std::string& args, const std::string& input = "") { return run_script(kScript, args, input); }
 
-int count(const std::string& text, const std::string& re) {
-  const std::regex r(re, std::regex::multiline);
-  return static_cast<int>(std::distance(std::sregex_iterator(text.begin(), text.end(), r), std::sregex_iterator()));
-}
-
-// The lines of `b` not in `a` and of `a` not in `b`, as counts of each line (the excerpts' edits
-// are insertions and deletions of whole lines).
-std::map<std::string, int> line_counts(const std::string& text) {
-  std::map<std::string, int> n;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) ++n[l];
-  return n;
-}
-int lines_changed(const std::string& a, const std::string& b) {
-  auto x = line_counts(a), y = line_counts(b);
-  int d = 0;
-  for (const auto& [l, n] : x) d += std::abs(n - (y.count(l) ? y[l] : 0));
-  for (const auto& [l, n] : y)
-    if (!x.count(l)) d += n;
-  return d;
-}
-
-struct Mutant {
-  const char* name;
-  const fs::path* excerpt;
-  std::vector<std::pair<std::string, int>> before, after;  // regex, matches in the excerpt / the mutant
-  int changed;                                               // lines removed + lines added
-};
+int count(const std::string& text, const std::string& re) { return count_matches(text, re); }
 
 TEST(CheckCutlassMutants, EachMutationChangesItsPlaceAndNothingElse) {
   const std::string arrive = R"(mbarrier\.arrive\.expect_tx\.shared::cta\.b64 _, \[%r925\], )";
@@ -105,12 +54,7 @@ TEST(CheckCutlassMutants, EachMutationChangesItsPlaceAndNothingElse) {
   const std::string ex48 = read(kEx48), ex49 = read(kEx49);
   for (const Mutant& m : mutants) {
     SCOPED_TRACE(m.name);
-    const std::string& before = m.excerpt == &kEx48 ? ex48 : ex49;
-    for (const auto& [re, n] : m.before) EXPECT_EQ(count(before, re), n) << re;
-    const ScriptRun r = script(std::string("filter ") + m.name, before);
-    ASSERT_EQ(r.status, 0) << r.err;
-    for (const auto& [re, n] : m.after) EXPECT_EQ(count(r.out, re), n) << re;
-    EXPECT_EQ(lines_changed(before, r.out), m.changed);
+    expect_mutant(kScript, m, m.excerpt == &kEx48 ? ex48 : ex49);
     // The other example's excerpt holds no kernel this mutant is for: it passes unchanged.
     const ScriptRun other = script(std::string("filter ") + m.name, m.excerpt == &kEx48 ? ex49 : ex48);
     EXPECT_EQ(other.status, 0) << other.err;

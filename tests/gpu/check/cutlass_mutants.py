@@ -26,64 +26,18 @@ import re
 import subprocess
 import sys
 import time
-from collections import Counter
 
 HERE = os.path.abspath(__file__)
+sys.path.insert(0, os.path.dirname(HERE))
+from ptx_mutants import (NotApplicable, apply_edits, changed_lines, checked_env, declare, frames,  # noqa: E402
+                         kernels, operand_replaced, outside_changed, place, replayed, run_filter, shared_command,
+                         write_excerpt)
 
 
-class NotApplicable(Exception):
-    pass
-
-
-# ---- reading the module: kernels, .loc, .file --------------------------------------------------
-
-ENTRY = re.compile(r"^(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$]+)")
-FUNCTION_OR_TAIL = re.compile(r"^(?:\.visible\s+|\.weak\s+|\.extern\s+)?\.(?:entry|func)\s|^\s*\.file\s")
-LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
-FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', re.M)
-
-
-class Kernel:
-    def __init__(self, lines, name, start, end):
-        self.lines, self.name, self.start, self.end = lines, name, start, end
-
-    def find(self, pattern, after=None, before=None):
-        """Indices (into the module's lines) of the kernel's lines matching `pattern`."""
-        r = re.compile(pattern)
-        lo = self.start if after is None else after + 1
-        hi = self.end if before is None else before
-        return [i for i in range(lo, hi) if r.search(self.lines[i])]
-
-    def exactly(self, n, pattern, what, **where):
-        found = self.find(pattern, **where)
-        if len(found) != n:
-            raise NotApplicable(f"{what}: {len(found)} in kernel {self.name[:60]}..., expected {n} "
-                                f"(pattern {pattern!r})")
-        return found
-
-
-def kernels(lines):
-    starts = [(i, m.group(1)) for i, l in enumerate(lines) for m in [ENTRY.match(l)] if m]
-    out = []
-    for i, name in starts:
-        end = next((j for j in range(i + 1, len(lines)) if FUNCTION_OR_TAIL.match(lines[j])), len(lines))
-        out.append(Kernel(lines, name, i, end))
-    return out
-
+# ---- the CUTLASS GEMM kernels ------------------------------------------------------------------
 
 def gemm_kernels(lines):
     return [k for k in kernels(lines) if "GemmUniversal" in k.name]
-
-
-def place(lines, index, kernel):
-    """(file's base name, line) of the last .loc before `index` in its kernel, as tmakit's site
-    table places the instruction; None where there is none."""
-    files = {int(m.group(1)): m.group(2) for m in FILE.finditer("\n".join(lines))}
-    for i in range(index, kernel.start, -1):
-        m = LOC.match(lines[i])
-        if m:
-            return os.path.basename(files.get(int(m.group(1)), f"file{m.group(1)}")), int(m.group(2))
-    return None
 
 
 # ---- the places the mutations change (finders over one kernel) --------------------------------
@@ -160,21 +114,6 @@ def anchors49(k):
 
 
 # ---- the mutations: each returns its edits [(index, lines removed, new lines)] -----------------
-
-def declare(k, decl):
-    """A register declared after the kernel's `.reg .b32 %r<N>;` line."""
-    at = k.exactly(1, r"^\s*\.reg\s+\.b32\s+%r<\d+>;", ".reg .b32 %r<N> declaration")[0]
-    return (at + 1, 0, ["\t" + decl])
-
-
-def operand_replaced(line, old, new):
-    """`line` with its one operand `old` (a whole token) replaced by `new`."""
-    pattern = re.escape(old) + r"(?![\w$])"
-    out, n = re.subn(pattern, new, line)
-    if n != 1:
-        raise NotApplicable(f"operand {old} appears {n} times in {line.strip()!r}")
-    return out
-
 
 def m_expect_tx(delta):
     def edit(lines, k):
@@ -368,14 +307,7 @@ def mutate(name, text):
     edit = MUTANTS[name]["edit"]
     if k is None or edit is None:
         return text, [], k
-    edits = sorted(edit(lines, k), key=lambda e: e[0])
-    for (a, n, _), (b, _, _) in zip(edits, edits[1:]):
-        if a + n > b:
-            raise NotApplicable(f"the edits overlap at PTX line {b + 1}")
-    new = list(lines)
-    for at, n, added in reversed(edits):
-        new[at:at + n] = added
-    report = [(at + 1, [l.strip() for l in lines[at:at + n]], [l.strip() for l in added]) for at, n, added in edits]
+    new, report = apply_edits(edit(lines, k), lines)
     return "\n".join(new), report, k
 
 
@@ -390,39 +322,10 @@ def places(name, text):
 
 
 def filter_main(name):
-    if name not in MUTANTS:
-        print(f"cutlass_mutants.py: no mutant {name!r} (python3 cutlass_mutants.py list)", file=sys.stderr)
-        return 2
-    text = sys.stdin.read()
-    try:
-        new, edits, k = mutate(name, text)
-        where = places(name, text) if k is not None else {}
-    except NotApplicable as e:
-        print(f"cutlass_mutants.py: mutant {name}: {e}", file=sys.stderr)
-        return 1
-    sys.stdout.write(new)
-    if k is not None and os.environ.get("CUTLASS_MUTANT_LOG"):
-        with open(os.environ["CUTLASS_MUTANT_LOG"], "a") as log:
-            log.write(json.dumps({"mutant": name, "kernel": k.name, "edits": edits, "places": where}) + "\n")
-    return 0
+    return run_filter("cutlass_mutants.py", name, MUTANTS, mutate, lambda n, text, _: places(n, text), "CUTLASS_MUTANT_LOG")
 
 
 # ---- selftest: each mutation changes exactly the lines it names --------------------------------
-
-def changed_lines(old, new):
-    """The lines `new` lost and gained against `old`, each in text order (a multiset difference:
-    CUTLASS's kernels are tens of thousands of lines, too many for difflib)."""
-    gone, came = Counter(old) - Counter(new), Counter(new) - Counter(old)
-
-    def ordered(lines, counts):
-        out = []
-        for l in lines:
-            if counts[l] > 0:
-                counts[l] -= 1
-                out.append(l)
-        return out
-    return ordered(old, gone), ordered(new, came)
-
 
 def selftest(paths):
     failures = 0
@@ -458,9 +361,7 @@ def selftest(paths):
             if len(added) != len(want_added) or not all(re.search(p, l) for p, l in zip(want_added, added)):
                 problems.append(f"added {[l.strip() for l in added]}, expected lines matching {want_added}")
             # Outside the kernel nothing moves: the text before it and after it is the same.
-            new_lines = new.split("\n")
-            tail = len(lines) - k.end
-            if lines[:k.start] != new_lines[:k.start] or lines[len(lines) - tail:] != new_lines[len(new_lines) - tail:]:
+            if outside_changed(lines, new.split("\n"), k):
                 problems.append("lines outside the target kernel changed")
             if any(p == ["?", 0] for p in where.values()):
                 problems.append(f"an expected place has no .loc: {where}")
@@ -511,28 +412,11 @@ def excerpt_main(src, out):
         sites += k.find(EXPECT_TX) + k.find(INIT)[:1] + k.find(MCAST_LOAD) + k.find(RELEASE) + k.find(INIT_FENCE)
     else:
         sites += k.find(TMA_STORE)[:1]
-    used_files = set()
-    for s in sites:
-        keep.update(range(max(s - 1, k.start), min(s + 2, k.end)))
-        locs = [i for i in range(k.start, s) if LOC.match(lines[i])]
-        keep.update(locs[-1:])  # the .loc that places the line
-        if locs:
-            used_files.add(LOC.match(lines[locs[-1]]).group(1))
-    keep.update(i for i in range(k.end, len(lines))
-                for m in [re.match(r"^\s*\.file\s+(\d+)\s", lines[i])] if m and m.group(1) in used_files)
-    text = [f"// An excerpt of the PTX nvcc 13.0 made of CUTLASS 4.2's example {ex} (nvcc -ptx",
-            "// -lineinfo -O3 -arch=sm_90a), cut by `python3 tests/gpu/check/cutlass_mutants.py excerpt`: the lines",
-            "// its mutations change and read, a neighbour each side, the .loc placing them. Not a whole module:",
-            "// read by the mutations' test (CheckCutlassMutants), never assembled."]
-    prev = -1
-    for i in sorted(x for x in keep if x < len(lines)):
-        if prev >= 0 and i != prev + 1:
-            text.append("\t// ...")
-        text.append(lines[i])
-        prev = i
-    open(out, "w").write("\n".join(text) + "\n")
-    print(f"{out}: {len(text)} lines")
-    return 0
+    return write_excerpt(out, lines, keep, sites, k, [
+        f"// An excerpt of the PTX nvcc 13.0 made of CUTLASS 4.2's example {ex} (nvcc -ptx",
+        "// -lineinfo -O3 -arch=sm_90a), cut by `python3 tests/gpu/check/cutlass_mutants.py excerpt`: the lines",
+        "// its mutations change and read, a neighbour each side, the .loc placing them. Not a whole module:",
+        "// read by the mutations' test (CheckCutlassMutants), never assembled."])
 
 
 # ---- the GPU run: each mutant under tmakit check ----------------------------------------------
@@ -565,21 +449,14 @@ def run_mutant(name, cli, example, out, env):
         res.update(verdict="NOT APPLIED", found=[], expected=[], outcome=None,
                    log_tail=p.stderr[-3000:])
         return res
-    r = subprocess.run([cli, "check", "--replay", save, "--json"], env=env, capture_output=True, text=True)
-    try:
-        launches = json.loads(r.stdout)["launches"]
-    except (ValueError, KeyError):
-        launches = []
+    launches = replayed(cli, save, env)
     gemm = [l for l in launches if kernel is None and "GemmUniversal" in l["report"]["kernel"]
             or kernel is not None and l["report"]["kernel"] == kernel]
     outcome = gemm[0]["report"]["outcome"] if gemm else None
     # A finding is placed at one frame of its inlining chain (docs/check-replay.md, "Places"); the
     # CUTLASS line a mutant expects may be any frame of that chain (the report prints each).
-    def chain(f):
-        return [(os.path.basename(x["file"]), x["line"]) for x in f.get("frames", [])] or [
-            (os.path.basename(f["file"]), f["line"])]
     found = sorted({(f["rule"], os.path.basename(f["file"]), f["line"]) for l in gemm for f in l["report"]["findings"]})
-    found_chains = [(f["rule"], chain(f)) for l in gemm for f in l["report"]["findings"]]
+    found_chains = [(f["rule"], frames(f)) for l in gemm for f in l["report"]["findings"]]
     others = sorted({(f["rule"], os.path.basename(f["file"]), f["line"]) for l in launches if l not in gemm
                      for f in l["report"]["findings"]})
     want = []
@@ -609,11 +486,8 @@ def run_mutant(name, cli, example, out, env):
 
 def device_main(tmakit, example48, example49, out, only):
     cli = os.path.join(tmakit, "tmakit")
-    if " " in HERE or " " in sys.executable:
-        raise SystemExit("cutlass_mutants.py: the filter's command is split at spaces: move the script (or "
-                         "Python) to a path without one")
+    env = checked_env(HERE, sys.executable, tmakit)
     os.makedirs(out, exist_ok=True)
-    env = dict(os.environ, LD_LIBRARY_PATH=tmakit + ":" + os.environ.get("LD_LIBRARY_PATH", ""))
     results = []
     for name, m in MUTANTS.items():
         if only and name not in only:
@@ -654,12 +528,9 @@ def main(argv):
             print(f"{name:26} ex{m['example']}  {m['what']}\n{'':32}expect {exp}"
                   + (f"\n{'':32}limit: {m['limit']}" if m.get("limit") else ""))
         return 0
-    if len(argv) == 2 and argv[0] == "filter":
-        return filter_main(argv[1])
-    if len(argv) >= 2 and argv[0] == "selftest":
-        return selftest(argv[1:])
-    if len(argv) == 3 and argv[0] == "excerpt":
-        return excerpt_main(argv[1], argv[2])
+    status = shared_command(argv, filter_main, selftest, excerpt_main)
+    if status is not None:
+        return status
     if argv[:1] == ["device"]:
         opts = dict(zip(argv[1::2], argv[2::2]))
         if "--tmakit" not in opts or "--example" not in opts or "--out" not in opts:

@@ -6,10 +6,11 @@ The tutorials are not ours and are not in this repository. Put python/tutorials/
 7c56a5e40f7fd928dfd5c72902d5def0097db73a, "[release 3.6] Release Triton to pypi") in a folder
 and name it as the first argument or in TMAKIT_TRITON_TUTORIALS. Needs Triton 3.6 and PyTorch.
 
-  python3 triton_tutorials.py DIR [--only matmul|attention] [--size N] [--warmup W] [--iters I]
+  python3 triton_tutorials.py DIR [--only matmul|attention|RUN,...] [--size N] [--warmup W] [--iters I]
   tmakit check --launches 1 -- python3 triton_tutorials.py DIR --warmup 0 --iters 1
 
-Runs (each launches its kernel W + I times; the last launch's result is checked):
+Runs (each launches its kernel W + I times; the last launch's result is checked), with the names
+--only takes (besides matmul and attention, each tutorial's runs; RUNS below):
   09 matmul_tma_persistent         host TensorDescriptors, fp16 M=N=K=--size (2048),
                                    warp_specialize False, and True where the tutorial's own
                                    validate() runs it (not on Hopper: it skips host-descriptor
@@ -21,6 +22,8 @@ Runs (each launches its kernel W + I times; the last launch's result is checked)
                                    warp_specialize=False (host TensorDescriptors); non-causal with
                                    warp_specialize=True where the tutorial's benchmark enables it
                                    (Hopper, Blackwell); on Hopper that path uses device descriptors
+  (tma, tma-ws; descriptor, descriptor-ws; attention-causal, attention, attention-ws: one kernel each,
+  for tests/gpu/check/triton_tutorial_mutants.py, which puts bugs into one kernel at a time.)
 No autotuning: each tutorial Autotuner's .configs is cut to the ONE tutorial config named in
 MATMUL/ATTENTION below (keeping its pre_hook, which sets the host descriptors' block_shape), and a
 single-config Autotuner neither benchmarks nor prunes. Inputs are made and checked on the CPU, so
@@ -41,6 +44,9 @@ import torch
 MATMUL = (dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, EPILOGUE_SUBTILE=False), 3, 4)
 ATTENTION = (dict(BLOCK_M=128, BLOCK_N=64), 2, 4)  # the tutorial's own single config under pytest
 Z, H, N_CTX, HEAD_DIM, SM_SCALE = 2, 4, 1024, 64, 0.5
+# Each tutorial's runs, in the order they run; --only names a tutorial or runs.
+RUNS = {"matmul": ["tma", "tma-ws", "descriptor", "descriptor-ws"],
+        "attention": ["attention-causal", "attention", "attention-ws"]}
 
 
 def load(folder, filename, name):
@@ -100,7 +106,7 @@ def skip(name, size, why):
     return True
 
 
-def run_matmul(folder, args):
+def run_matmul(folder, args, runs):
     t = load(folder, "09-persistent-matmul.py", "tut09_persistent_matmul")
     pin(t.matmul_kernel_tma_persistent, MATMUL)
     pin(t.matmul_kernel_descriptor_persistent, MATMUL)
@@ -114,6 +120,8 @@ def run_matmul(folder, args):
     ok = True
     for ws in (False, True):
         name = f"09 matmul_tma_persistent ws={ws}"
+        if ("tma-ws" if ws else "tma") not in runs:
+            continue
         if ws and not t.HAS_WARP_SPECIALIZE:
             ok &= skip(name, size, "the tutorial has no warp specialization here (HAS_WARP_SPECIALIZE)")
         elif ws and t.is_hopper():
@@ -122,6 +130,8 @@ def run_matmul(folder, args):
             ok &= report(name, size, lambda: t.matmul_tma_persistent(a, b, ws), ref, 5e-2, 1e-2, args)
     for ws in (False, True):
         name = f"09 matmul_descriptor_persistent ws={ws}"
+        if ("descriptor-ws" if ws else "descriptor") not in runs:
+            continue
         if ws and not t.HAS_WARP_SPECIALIZE:
             ok &= skip(name, size, "the tutorial has no warp specialization here (HAS_WARP_SPECIALIZE)")
         else:
@@ -129,7 +139,7 @@ def run_matmul(folder, args):
     return ok
 
 
-def run_attention(folder, args):
+def run_attention(folder, args, runs):
     t = load(folder, "06-fused-attention.py", "tut06_fused_attention")
     pin(t._attn_fwd, ATTENTION)
     g = torch.Generator().manual_seed(20)
@@ -141,8 +151,10 @@ def run_attention(folder, args):
     refs[True] = torch.softmax(p, -1) @ v.float()
     q, k, v = q.cuda(), k.cuda(), v.cuda()
     ok = True
-    for causal, ws in ((True, False), (False, False), (False, True)):
+    for run, causal, ws in (("attention-causal", True, False), ("attention", False, False), ("attention-ws", False, True)):
         name = f"06 attention fwd causal={causal} ws={ws}"
+        if run not in runs:
+            continue
         if ws and not (t.is_hopper() or t.is_blackwell()):
             ok &= skip(name, size, "the tutorial enables warp_specialize only on Hopper and Blackwell")
             continue
@@ -155,7 +167,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tutorials", nargs="?", default=os.environ.get("TMAKIT_TRITON_TUTORIALS"),
                     help="folder with the two tutorial files (default: $TMAKIT_TRITON_TUTORIALS)")
-    ap.add_argument("--only", choices=["matmul", "attention"])
+    ap.add_argument("--only", help="matmul, attention, or runs by name, comma-separated (RUNS)")
     ap.add_argument("--size", type=int, default=2048, help="matmul M=N=K (a multiple of 8)")
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--iters", type=int, default=1)
@@ -167,13 +179,23 @@ def main():
     if args.size <= 0 or args.size % 8 or args.warmup < 0 or args.iters < 1:
         print("error: --size a positive multiple of 8, --warmup >= 0, --iters >= 1", file=sys.stderr)
         return 2
+    every = [r for rs in RUNS.values() for r in rs]
+    runs = set(every)
+    if args.only:
+        names = args.only.split(",")
+        unknown = [n for n in names if n not in RUNS and n not in every]
+        if unknown:
+            print(f"error: --only {','.join(unknown)}: not a tutorial or run (matmul, attention, {', '.join(every)})",
+                  file=sys.stderr)
+            return 2
+        runs = {r for n in names for r in RUNS.get(n, [n])}
     import triton
     print(f"triton {triton.__version__} torch {torch.__version__} {torch.cuda.get_device_name()}")
     ok = True
-    if args.only in (None, "matmul"):
-        ok &= run_matmul(args.tutorials, args)
-    if args.only in (None, "attention"):
-        ok &= run_attention(args.tutorials, args)
+    if runs & set(RUNS["matmul"]):
+        ok &= run_matmul(args.tutorials, args, runs)
+    if runs & set(RUNS["attention"]):
+        ok &= run_attention(args.tutorials, args, runs)
     return 0 if ok else 1
 
 

@@ -81,12 +81,11 @@ __global__ void __launch_bounds__(kThreads) ring(const __grid_constant__ CUtenso
   if (tid == 0) ptx::cp_async_bulk_wait_group(ptx::n32_t<0>{});
 }
 
-namespace {
+// The host half (mode, tensors, the output check) is shared with ring_devlib.cu; it is included
+// here, below the kernel, so that the marked lines above stay where the recorded traces put them.
+#include "ring_host.hpp"
 
-int fail(const char* what, cudaError_t e) {
-  std::fprintf(stderr, "ring: %s: %s\n", what, cudaGetErrorString(e));
-  return 2;
-}
+namespace {
 
 using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                  const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
@@ -103,46 +102,28 @@ bool encode(EncodeTiled fn, CUtensorMap* m, float* base, uint64_t rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* names[] = {"clean", "parity", "refill", "nofence"};
-  int mode = -1;
-  for (int m = 0; m < 4; ++m)
-    if (argc == 2 && std::strcmp(argv[1], names[m]) == 0) mode = m;
-  if (mode < 0) {
-    std::fprintf(stderr, "usage: ring clean|parity|refill|nofence\n");
-    return 2;
-  }
-  const uint64_t rows = uint64_t{kCtas} * kTiles * kTile, n = rows * kTile;
-  std::vector<float> host(n), back(n);
-  for (uint64_t i = 0; i < n; ++i) host[i] = static_cast<float>(i % 1000) * 0.5f;
-  float *in = nullptr, *out = nullptr;
+  const int mode = ring_host::parse_mode("ring", argc, argv);
+  if (mode < 0) return 2;
+  ring_host::Tensors t;
   cudaError_t e;
-  if ((e = cudaMalloc(&in, n * sizeof(float))) != cudaSuccess) return fail("cudaMalloc", e);
-  if ((e = cudaMalloc(&out, n * sizeof(float))) != cudaSuccess) return fail("cudaMalloc", e);
-  cudaMemcpy(in, host.data(), n * sizeof(float), cudaMemcpyHostToDevice);
-  cudaMemset(out, 0, n * sizeof(float));
+  if ((e = ring_host::make_tensors(t, uint64_t{kCtas} * kTiles * kTile, kTile)) != cudaSuccess)
+    return ring_host::fail("ring", "the tensors", e);
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult q{};
   if ((e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q)) !=
           cudaSuccess || q != cudaDriverEntryPointSuccess)
-    return fail("cudaGetDriverEntryPointByVersion(cuTensorMapEncodeTiled)", e);
+    return ring_host::fail("ring", "cudaGetDriverEntryPointByVersion(cuTensorMapEncodeTiled)", e);
   CUtensorMap min{}, mout{};
-  if (!encode(reinterpret_cast<EncodeTiled>(fn), &min, in, rows) || !encode(reinterpret_cast<EncodeTiled>(fn), &mout, out, rows)) {
+  if (!encode(reinterpret_cast<EncodeTiled>(fn), &min, t.in, t.rows) ||
+      !encode(reinterpret_cast<EncodeTiled>(fn), &mout, t.out, t.rows)) {
     std::fprintf(stderr, "ring: cuTensorMapEncodeTiled refused a map\n");
     return 2;
   }
   const size_t smem = sizeof(Smem) + 1024;
   cudaFuncSetAttribute(ring, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   ring<<<kCtas, kThreads, smem>>>(min, mout, mode);
-  if ((e = cudaDeviceSynchronize()) != cudaSuccess) return fail("the ring kernel", e);
-  cudaMemcpy(back.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost);
-  uint64_t wrong = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t tile = (i / (kTile * kTile)) % kTiles;  // the round k that wrote it
-    if (back[i] != 2.0f * host[i] + static_cast<float>(tile)) ++wrong;
-  }
-  std::printf("ring %s: %llu of %llu outputs wrong\n", names[mode], static_cast<unsigned long long>(wrong),
-              static_cast<unsigned long long>(n));
-  return wrong ? 1 : 0;
+  if ((e = cudaDeviceSynchronize()) != cudaSuccess) return ring_host::fail("ring", "the ring kernel", e);
+  return ring_host::check_output("ring", mode, t, kTiles, kTile);
 }
 
 // The recorded traces tests/vectors/check/ring-* name this file's lines: a line marked `// at:TAG`
