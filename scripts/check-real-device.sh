@@ -11,7 +11,8 @@
 #   scripts/check-real-device.sh device   on the GPU machine, from the repository root: each program
 #        plain and under `tmakit check --save-trace`, its exit status, the head lines and findings;
 #        $OUT/log.txt and the traces as $OUT/traces-<part>.tar.xz. REAL_PARTS picks sections
-#        ("ring cutlass small triton", and "mutants": CUTLASS's seeded bugs of
+#        ("ring cutlass small triton", "records": a faulting kernel under --records auto and CUTLASS 48
+#        under --records host and device, and "mutants": CUTLASS's seeded bugs of
 #        tests/gpu/check/cutlass_mutants.py, docs/check-seeded.md; "triton-mutants": the seeded bugs
 #        in the Triton tutorials' kernels, tests/gpu/check/triton_tutorial_mutants.py; small: whole
 #        launches at 512 for tests/vectors/check/real-*); GEMM_SIZE (default 1024) the CUTLASS problem
@@ -37,6 +38,7 @@ build() {
   echo "== ring"
   nvcc -std=c++20 -O2 -lineinfo $ARCH tests/gpu/check/ring/ring.cu -o "$R/ring" || exit 1
   cp "$b/tests/gpu/check/check_ring_devlib" "$R/ring_devlib"  # the same flags, through tmakit::device
+  nvcc -std=c++20 -O2 -lineinfo $ARCH tests/gpu/check/ring/fault.cu -o "$R/fault" || exit 1
   echo "== CUTLASS $CUTLASS_VERSION examples 48 and 49"
   local ext=$ROOT/.gpubuild/ext src
   src=$ext/cutlass/cutlass_library/source
@@ -92,6 +94,23 @@ device() {
       done
     done
   fi
+  if [[ $parts == *" records "* ]]; then
+    # --records: a fault loses device records, and auto runs the program again with host ones;
+    # then the cost of each place on CUTLASS 48 (one launch at GEMM_SIZE and at 4096^3).
+    echo "== a kernel that faults (tests/gpu/check/ring/fault.cu) under the default --records auto"
+    judged=$((judged + 1))
+    timeout -k 5 60 "$R/tmakit" check --timeout 5 --save-trace "$OUT/traces/records-fault" -- "$R/fault" 2>&1 |
+      tee "$OUT/fault.txt" | grep -v '^tmakit check:   ' | sed -n '1,40p'
+    grep -q "running the program again with the records in host-mapped memory" "$OUT/fault.txt" &&
+      grep -q "the last operation recorded before the fault: .*fault.cu:$(grep -n 'at:arrive' tests/gpu/check/ring/fault.cu | cut -d: -f1)" "$OUT/fault.txt" &&
+      echo "   AS EXPECTED: device records lost, the rerun names fault.cu's arrive" || { echo "   DIFFERENT"; different=$((different + 1)); }
+    for w in host device; do
+      CHECK_ARGS="--launches 1 --records $w" plain_and_checked records-cutlass48-$w 60 "$R/48_hopper_warp_specialized_gemm" --m=$n --n=$n --k=$n --iterations=10
+    done
+    CHECK_ARGS="--launches 1 --records device" plain_and_checked records-cutlass48-4096-device 120 "$R/48_hopper_warp_specialized_gemm" --m=4096 --n=4096 --k=4096 --iterations=10
+    du -sh "$OUT/traces/"records-cutlass48-* 2>/dev/null
+    rm -rf "$OUT/traces/"records-cutlass48-*  # hundreds of MB; the log has what they showed
+  fi
   if [[ $parts == *" cutlass "* ]]; then
     echo "== CUTLASS $CUTLASS_VERSION example 48 (cooperative, 4x2 clusters, multicast), ${n}^3"
     plain_and_checked cutlass48 60 "$R/48_hopper_warp_specialized_gemm" --m=$n --n=$n --k=$n --iterations=10
@@ -128,7 +147,7 @@ device() {
     CHECK_ARGS="--launches 1" plain_and_checked triton-attention 120 python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --only attention
   fi
   echo "device half took $((SECONDS - start)) s; judged: $judged (each ring run, each mutant driver), not as expected: $different"
-  for part in ring cutlass real triton; do  # cutlass* takes the mutants' folder too
+  for part in ring cutlass real triton records; do  # cutlass* takes the mutants' folder too
     local names; names=$(cd "$OUT/traces" && ls -d ${part}* 2>/dev/null)
     [ -n "$names" ] && tar -C "$OUT/traces" -cf - $names | xz -T8 -6 > "$OUT/traces-$part.tar.xz"
   done

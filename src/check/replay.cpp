@@ -35,13 +35,14 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
   if (report.holes)
     report.notes.push_back(std::to_string(report.holes) + " records were reserved but never written (a thread "
                            "stopped between taking an index and writing its record); they are skipped");
-  if (t.meta.next && *t.meta.next > t.meta.capacity) {
+  if (const uint64_t dropped = t.meta.records_dropped()) {
+    const std::string past = t.meta.dropped ? " past their clusters' shares of the trace's capacity of "
+                                            : " past the trace's capacity of ";
     if (t.meta.outcome != "timeout")
       report.skipped.push_back("the end-of-program checks (unbalanced transaction counts, deadlocks): " +
-                               std::to_string(*t.meta.next - t.meta.capacity) + " records were dropped past the capacity of " +
-                               std::to_string(t.meta.capacity) + " (tmakit check --capacity raises it)");
-    report.notes.push_back(std::to_string(*t.meta.next - t.meta.capacity) +
-                           " records were dropped past the trace's capacity of " + std::to_string(t.meta.capacity) +
+                               std::to_string(dropped) + " records were dropped" + past + std::to_string(t.meta.capacity) +
+                               " (tmakit check --capacity raises it)");
+    report.notes.push_back(std::to_string(dropped) + " records were dropped" + past + std::to_string(t.meta.capacity) +
                            ": the replay sees only the first ones" +
                            (t.meta.outcome == "timeout" ? std::string(", so waits may look unsatisfied")
                                                         : std::string(", so no end-of-program check (unbalanced "

@@ -93,6 +93,7 @@ LaunchMeta parse_meta(std::string_view text) {
       bad(w + ".clusters_traced", "must be [first, end) with first < end <= 4294967295, got " + terminal_clip(c.dump(), 60));
     m.clusters_traced = std::array<uint32_t, 2>{c[0].get<uint32_t>(), c[1].get<uint32_t>()};
   }
+  if (j.contains("dropped")) m.dropped = unsigned_field(j, "dropped", w, UINT64_MAX);
   if (j.contains("records_lost")) m.records_lost = string_field(j, "records_lost", w);
   if (j.contains("timeout_s")) {
     if (!j["timeout_s"].is_number()) bad(w + ".timeout_s", "must be a number, got " + j["timeout_s"].dump());

@@ -127,6 +127,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     pre.push_back("setp.ne.and.u64 " + on + ", " + base + ", 0, " + (plan.guard_negated ? "!" : "") + plan.guard + ";");
   // `tmakit check --ctas`: word 3 holds the clusters to trace, [low half, high half) by linear
   // %clusterid (a launch without clusters: each CTA is its own); 0 traces every cluster.
+  // Word 4: the cluster's own counter and region (trace.hpp), else word 2 and the whole buffer.
+  const std::string counter = w.d(3), first_index = w.d(4), room = w.d(5);
   {
     const std::string filter = w.d(2), in = w.p(7), a = w.r(1), b = w.r(2), c = w.r(3), lo = w.r(4), hi = w.r(5);
     pre.push_back("ld.global.u64 " + filter + ", " + trace(kTraceClustersWord) + ";");
@@ -142,11 +144,27 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     pre.push_back("setp.lt.and.u32 " + in + ", " + a + ", " + hi + ", " + in + ";");
     pre.push_back("setp.eq.or.u64 " + in + ", " + filter + ", 0, " + in + ";");
     pre.push_back("and.pred " + on + ", " + on + ", " + in + ";");
+    // k = the cluster's rank among those traced (lo is 0 without --ctas).
+    const std::string own = w.p(8), k = w.d(2);
+    pre.push_back("sub.u32 " + a + ", " + a + ", " + lo + ";");
+    pre.push_back("ld.global.u64 " + counter + ", " + trace(kTraceCountersWord) + ";");
+    pre.push_back("setp.ne.u64 " + own + ", " + counter + ", 0;");
+    pre.push_back("mul.wide.u32 " + k + ", " + a + ", 8;");
+    pre.push_back("add.u64 " + k + ", " + counter + ", " + k + ";");
+    pre.push_back("mov.u64 " + counter + ", " + std::string(kTraceSymbol) + ";");
+    pre.push_back("add.u64 " + counter + ", " + counter + ", " + std::to_string(kTraceNextWord * 8) + ";");
+    pre.push_back("selp.b64 " + counter + ", " + k + ", " + counter + ", " + own + ";");
+    pre.push_back("ld.global.u64 " + room + ", " + trace(kTraceRegionWord) + ";");
+    pre.push_back("cvt.u64.u32 " + k + ", " + a + ";");
+    pre.push_back("mul.lo.u64 " + first_index + ", " + k + ", " + room + ";");
+    pre.push_back("selp.b64 " + first_index + ", " + first_index + ", 0, " + own + ";");
+    pre.push_back("ld.global.u64 " + k + ", " + trace(kTraceCapacityWord) + ";");
+    pre.push_back("selp.b64 " + room + ", " + room + ", " + k + ", " + own + ";");
   }
 
   // Each value as a store operand. Addresses and, where the record follows the instruction,
   // the registers it reads are taken before it runs: it may overwrite them (`arrive %rd1, [%rd1]`).
-  int next_d = 2, next_r = 1, next_h = 0;
+  int next_d = 6, next_r = 1, next_h = 0;
   std::vector<std::vector<std::string>> operands;
   for (const Entry& e : plan.entries) {
     auto& vals = operands.emplace_back();
@@ -179,7 +197,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
   // element); the lanes executing the site together are the active mask, so the `.sync`
   // instructions below wait for no one else.
   const int records = plan.map ? 3 : 1;
-  const std::string cap = w.d(next_d++);
+  const std::string head_reg = w.d(next_d++);  // the record's first 8 bytes, where they vary
   const uint32_t warp_at = lanes_at(plan);
   const std::string uniform = w.p(4);
   // A wait loop is recorded at its first failed poll and at its success: the polls between
@@ -244,7 +262,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     l.push_back("setp.eq.and.u32 " + first + ", " + rank + ", 0, " + on + ";");
     l.push_back("mul.wide.u32 " + reserve + ", " + count + ", " + n + ";");
     l.push_back("mov.u64 " + rec + ", 0;");
-    l.push_back("@" + first + " atom.global.add.u64 " + rec + ", " + trace(kTraceNextWord) + ", " + reserve + ";");
+    l.push_back("@" + first + " atom.global.add.u64 " + rec + ", [" + counter + "], " + reserve + ";");
     // The reserving lane: the lowest of the voters (bit-reversed, its count of leading zeros).
     l.push_back("brev.b32 " + below + ", " + voters + ";");
     l.push_back("clz.b32 " + below + ", " + below + ";");
@@ -255,14 +273,15 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     l.push_back("mul.wide.u32 " + reserve + ", " + rank + ", " + n + ";");
     l.push_back("add.u64 " + rec + ", " + rec + ", " + reserve + ";");
   }
-  rec_lines.push_back("ld.global.u64 " + cap + ", " + trace(kTraceCapacityWord) + ";");
+  // The index is the cluster's (or the launch's): within its room, then placed in its region.
   if (records == 1) {
-    rec_lines.push_back("setp.lt.and.u64 " + write + ", " + rec + ", " + cap + ", " + on + ";");
+    rec_lines.push_back("setp.lt.and.u64 " + write + ", " + rec + ", " + room + ", " + on + ";");
   } else {
     const std::string last = w.d(next_d++);
     rec_lines.push_back("add.u64 " + last + ", " + rec + ", " + std::to_string(records) + ";");
-    rec_lines.push_back("setp.le.and.u64 " + write + ", " + last + ", " + cap + ", " + on + ";");
+    rec_lines.push_back("setp.le.and.u64 " + write + ", " + last + ", " + room + ", " + on + ";");
   }
+  rec_lines.push_back("add.u64 " + rec + ", " + rec + ", " + first_index + ";");
   rec_lines.push_back("mad.lo.u64 " + rec + ", " + rec + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
   if (warp_at) {
     rec_lines.push_back("and.pred " + w.p(5) + ", " + write + ", " + uniform + ";");
@@ -286,14 +305,14 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
   const uint64_t head = id | uint64_t(plan.op) << 32;
   std::string head_value = std::to_string(head);
   if (!plan.wait_result.empty()) {
-    head_value = cap;
-    rec_lines.push_back("selp.b64 " + cap + ", " + std::to_string(head | uint64_t(kFlagWaitComplete) << 48) + ", " +
+    head_value = head_reg;
+    rec_lines.push_back("selp.b64 " + head_reg + ", " + std::to_string(head | uint64_t(kFlagWaitComplete) << 48) + ", " +
                         std::to_string(head) + ", " + plan.wait_result + ";");
   }
   if (warp_at) {
-    if (head_value != cap) rec_lines.push_back("mov.b64 " + cap + ", " + head_value + ";");
-    head_value = cap;
-    rec_lines.push_back("@" + uniform + " or.b64 " + cap + ", " + cap + ", " + std::to_string(uint64_t(kFlagWarp) << 48) + ";");
+    if (head_value != head_reg) rec_lines.push_back("mov.b64 " + head_reg + ", " + head_value + ";");
+    head_value = head_reg;
+    rec_lines.push_back("@" + uniform + " or.b64 " + head_reg + ", " + head_reg + ", " + std::to_string(uint64_t(kFlagWarp) << 48) + ";");
   }
   rec_lines.push_back(store(write, rec, 0, 8, head_value));
   if (plan.wait_result.empty()) rec_lines.push_back("mov.u32 " + streak + ", " + none + ";");

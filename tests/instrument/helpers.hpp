@@ -217,7 +217,7 @@ inline std::vector<std::string> lines_of_site(const std::string& text, uint32_t 
 // Records the instrumented text writes: its reservations of a record index.
 inline size_t count_records(const std::string& text) {
   size_t n = 0;
-  const std::string next = "[__tmakit_trace+16]";
+  const std::string next = "[%__tmakit";  // the counter's address: the launch's or the cluster's
   for (size_t k = text.find("atom.global.add.u64"); k != std::string::npos; k = text.find("atom.global.add.u64", k + 1))
     n += text.compare(text.find('[', k), next.size(), next) == 0;
   return n;

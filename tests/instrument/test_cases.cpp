@@ -109,19 +109,19 @@ TEST(InstrumentCases, GuardsScopesSharedLinesAndFunctions) {
   size_t inst = index_of(w, "mbarrier.try_wait.parity.shared::cta.b64 %p3");
   ASSERT_LT(inst, w.size());
   EXPECT_LT(index_of(w, ", 0, %p3;"), inst);
-  EXPECT_GT(index_of(w, "selp.b64"), inst);
-  EXPECT_NE(w[index_of(w, "selp.b64")].find(", %p3;"), std::string::npos);
+  EXPECT_GT(index_of(w, "selp.b64 %__tmakit_d7"), inst);  // the head: its flags from the result
+  EXPECT_NE(w[index_of(w, "selp.b64 %__tmakit_d7")].find(", %p3;"), std::string::npos);
 
   // The scoped try_wait reads its scoped predicate after it, inside the scope.
   auto scoped = lines_of(r.text, site(r, instrument::TraceOp::mbar_try_wait, 0).id);
-  size_t selp = index_of(scoped, "selp.b64"), bra = index_of(scoped, "@!P1 bra WAIT;");
+  size_t selp = index_of(scoped, "selp.b64 %__tmakit_d7"), bra = index_of(scoped, "@!P1 bra WAIT;");
   ASSERT_LT(selp, scoped.size());
   EXPECT_NE(scoped[selp].find(", P1;"), std::string::npos);
   EXPECT_EQ(bra, scoped.size());  // the branch comes after the whole record
 
   // arrive's state overwrites its address register: the address is taken before.
   auto a = lines_of(r.text, site(r, instrument::TraceOp::mbar_arrive, 1).id);
-  EXPECT_LT(index_of(a, "mov.b64 %__tmakit_d2, %rd4;"), index_of(a, "mbarrier.arrive.shared::cta.b64 %rd4, [%rd4];"));
+  EXPECT_LT(index_of(a, "mov.b64 %__tmakit_d6, %rd4;"), index_of(a, "mbarrier.arrive.shared::cta.b64 %rd4, [%rd4];"));
 
   // Registers are declared once a function, in the .func too, and the .maxnreg stays.
   EXPECT_NE(r.text.find(".maxnreg 40\n"), std::string::npos);
@@ -150,7 +150,7 @@ TEST(InstrumentCases, FieldsFollowTheTableAndFitTheRecord) {
   EXPECT_EQ(t.fields[3].name, "mbar");
   // [%r2+-16] is a 32-bit register widened, then the offset added.
   auto b = lines_of(r.text, site(r, instrument::TraceOp::bulk_copy).id);
-  EXPECT_LT(index_of(b, "cvt.u64.u32 %__tmakit_d2, %r2;"), index_of(b, "add.s64 %__tmakit_d2, %__tmakit_d2, -16;"));
+  EXPECT_LT(index_of(b, "cvt.u64.u32 %__tmakit_d6, %r2;"), index_of(b, "add.s64 %__tmakit_d6, %__tmakit_d6, -16;"));
   // The store records its address and the bytes it writes (v4 × 32 bits).
   const auto& st = site(r, instrument::TraceOp::shared_store);
   ASSERT_EQ(st.fields.size(), 2u);

@@ -62,7 +62,7 @@ MapRead read_site(const std::vector<std::string>& lines) {
   static const std::regex st(R"(@%__tmakit_p1 st\.global\.b64 \[%__tmakit_d1\+(\d+)\], (\S+);)");
   static const std::regex st2(R"(@%__tmakit_p1 st\.global\.v2\.b64 \[%__tmakit_d1\+(\d+)\], \{(\S+), (\S+)\};)");
   // One reservation for the warp's recording lanes; each lane's share: `mul.wide.u32 …, rank|count, N`.
-  static const std::regex atom(R"(atom\.global\.add\.u64 %__tmakit_d1, \[__tmakit_trace\+16\], %__tmakit_d\d+;)");
+  static const std::regex atom(R"(atom\.global\.add\.u64 %__tmakit_d1, \[%__tmakit_d3\], %__tmakit_d\d+;)");
   static const std::regex share(R"(mul\.wide\.u32 %__tmakit_d\d+, %__tmakit_r\d+, (\d+);)");
   MapRead m;
   int record = 0;
@@ -171,9 +171,9 @@ TEST(InstrumentMapRecords, SharedLoadsRecordAddressAndBytes) {
   auto first = lines_of_site(r.text, loads[0]->id);
   std::string all;
   for (auto& x : first) all += x + "\n";
-  EXPECT_NE(all.find("cvt.u64.u32 %__tmakit_d2, %r2;"), std::string::npos);
-  EXPECT_NE(all.find("add.s64 %__tmakit_d2, %__tmakit_d2, 32;"), std::string::npos);
-  EXPECT_LT(r.text.find("add.s64 %__tmakit_d2, %__tmakit_d2, 32;"), r.text.find("\tld.shared.v4.u32"));
+  EXPECT_NE(all.find("cvt.u64.u32 %__tmakit_d6, %r2;"), std::string::npos);
+  EXPECT_NE(all.find("add.s64 %__tmakit_d6, %__tmakit_d6, 32;"), std::string::npos);
+  EXPECT_LT(r.text.find("add.s64 %__tmakit_d6, %__tmakit_d6, 32;"), r.text.find("\tld.shared.v4.u32"));
 
   // --ops copies and barriers leave loads alone; --ops copies keeps the map records.
   auto copies = instrument::instrument_module(kModule, "k.ptx", instrument::OpSet::copies);

@@ -40,10 +40,14 @@ const char* const kModule = R"(.version 8.6
 )";
 constexpr uint32_t kInit = 0, kLoad = 1, kWait = 2;  // the sites, in module order
 
-// A warp's state: the trace's four words, the records buffer, each lane's registers.
+// Where the interpreter puts `__tmakit_trace` and the per-cluster counters (word 4).
+constexpr uint64_t kTraceAt = 0x7000000, kCountersAt = 0x8000000;
+
+// A warp's state: the trace's six words, the records buffer, each lane's registers.
 struct Warp {
-  uint64_t words[4] = {0x100000, 0, 0, 0};  // records at 0x100000; capacity, next set by the test
-  std::vector<uint8_t> mem;                 // the records
+  uint64_t words[6] = {0x100000, 0, 0, 0, 0, 0};  // records at 0x100000; capacity, next set by the test
+  std::map<uint64_t, uint64_t> counters;          // word 4's counters, by index
+  std::vector<uint8_t> mem;                       // the records
   std::vector<std::map<std::string, uint64_t>> regs;
   std::vector<bool> active;
 
@@ -151,10 +155,14 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = w.words[off / 8];
       } else if (op.rfind("ld.", 0) == 0 && op.substr(op.size() - 4) == ".b64") {  // a map's bytes: its offset, tagged
         r[ops[0]] = 0x4D41500000000000ull | at(ops[1]).second;
-      } else if (op == "atom.global.add.u64") {
-        ASSERT_EQ(ops[1], "[__tmakit_trace+16]") << line;
-        r[ops[0]] = w.words[2];
-        w.words[2] += v(2);
+      } else if (op == "mov.u64" && ops[1] == "__tmakit_trace") {
+        r[ops[0]] = kTraceAt;
+      } else if (op == "atom.global.add.u64") {  // [reg]: word 2, or one of word 4's counters
+        const uint64_t addr = val(l, ops[1].substr(1, ops[1].size() - 2));
+        uint64_t& counter = addr == kTraceAt + 16 ? w.words[2] : w.counters[(addr - kCountersAt) / 8];
+        ASSERT_TRUE(addr == kTraceAt + 16 || (w.words[4] == kCountersAt && addr >= kCountersAt && addr % 8 == 0)) << line;
+        r[ops[0]] = counter;
+        counter += v(2);
       } else if (op.rfind("setp.", 0) == 0) {
         static const std::regex setp(R"(setp\.(ne|eq|lt|le|ge)(?:\.(and|or))?\.[us](32|64))");
         std::smatch s;
@@ -194,6 +202,10 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = v(1) + v(2);
       } else if (op == "mad.lo.u64") {
         r[ops[0]] = v(1) * v(2) + v(3);
+      } else if (op == "mul.lo.u64") {
+        r[ops[0]] = v(1) * v(2);
+      } else if (op == "sub.u32") {
+        r[ops[0]] = (v(1) - v(2)) & 0xFFFFFFFF;
       } else if (op == "mad.lo.u32") {
         r[ops[0]] = (v(1) * v(2) + v(3)) & 0xFFFFFFFF;
       } else if (op == "cvt.u64.u32") {
@@ -403,6 +415,38 @@ TEST(InstrumentRecordBytes, OnlyTheClustersOfWord3Record) {
   EXPECT_EQ(run_in(2, 1, four_to_six), 1u);            // 5: in
   EXPECT_EQ(run_in(0, 2, four_to_six), 0u);            // 6: out
   EXPECT_EQ(run_in(0, 1, four_to_six), 0u);            // 3: out
+}
+
+// Word 4: each traced cluster takes its indices from its own counter and writes in its own
+// region of word 5 records (the k-th traced cluster: records from k × word 5), never past it.
+TEST(InstrumentRecordBytes, EachClusterRecordsInItsOwnRegionWithWord4) {
+  Instrumented in;
+  Warp w(2, 64);
+  w.words[3] = 4 | uint64_t{8} << 32;  // --ctas 4-7: cluster 4 is the first traced
+  w.words[4] = kCountersAt;
+  w.words[5] = 16;
+  auto init_in = [&](uint32_t cluster) {
+    for (int l = 0; l < 2; ++l) {
+      w.regs[l]["%p2"] = 1;
+      w.regs[l]["%clusterid.x"] = cluster, w.regs[l]["%nclusterid.x"] = 8, w.regs[l]["%nclusterid.y"] = 1;
+    }
+    run(w, lines_of_site(in.r.text, kInit));
+  };
+  init_in(6), init_in(6), init_in(4);
+  EXPECT_EQ(w.counters[2], 2u);  // cluster 6, the third traced: two warp records
+  EXPECT_EQ(w.counters[0], 1u);  // cluster 4
+  EXPECT_EQ(w.words[2], 0u);     // the launch's counter is not used
+  EXPECT_EQ(w.record(32).op, static_cast<uint16_t>(TraceOp::mbar_init));  // region 2 starts at 2 × 16
+  EXPECT_EQ(w.record(33).op, static_cast<uint16_t>(TraceOp::mbar_init));
+  EXPECT_EQ(w.record(0).op, static_cast<uint16_t>(TraceOp::mbar_init));
+  EXPECT_EQ(w.record(1).op, 0);
+  EXPECT_EQ(w.record(34).op, 0);
+  // A full region: counted, not written (nothing lands in the next cluster's region).
+  w.counters[1] = 16;
+  init_in(5);
+  EXPECT_EQ(w.counters[1], 17u);
+  EXPECT_EQ(w.record(32 + 2).op, 0);
+  for (size_t i = 16; i < 32; ++i) EXPECT_EQ(w.record(i).op, 0) << i;
 }
 
 // A wait loop: its first failed poll and its success are recorded, the polls between are not;

@@ -2,7 +2,7 @@
 // rest). It answers the module, memory, launch and event calls from recorded behaviour, not by
 // running anything:
 //   - a module is its image's text (PTX, or a "cubin": the bytes "\x7fELF" followed by the PTX
-//     it was built from); its globals are `__tmakit_trace[4]` when the text declares it and
+//     it was built from); its globals are `__tmakit_trace[6]` when the text declares it and
 //     `__tmakit_module_id` with the value the text gives it; its functions are its `.entry`s;
 //   - host-mapped memory is ordinary memory, its device address the host address (as under
 //     unified addressing); so is device memory (cuMemAlloc);
@@ -43,7 +43,7 @@ constexpr abi::CUresult kInvalidImage = 200, kIllegalInstruction = 715;
 
 struct Module {
   std::string text;
-  uint64_t trace[4] = {0, 0, 0, 0};
+  uint64_t trace[6] = {0, 0, 0, 0, 0, 0};
   uint64_t module_id = 0;
 };
 struct Function {
@@ -97,7 +97,7 @@ abi::CUresult global(unsigned long long* d, size_t* bytes, void* module, const c
   auto* m = static_cast<Module*>(module);
   if (m == nullptr || name == nullptr) return abi::kInvalidValue;
   const std::string n = name;
-  if (n == "__tmakit_trace" && m->text.find("__tmakit_trace[4]") != std::string::npos) {
+  if (n == "__tmakit_trace" && m->text.find("__tmakit_trace[6]") != std::string::npos) {
     if (d) *d = reinterpret_cast<uintptr_t>(m->trace);
     if (bytes) *bytes = sizeof m->trace;
     return 0;
@@ -132,8 +132,10 @@ abi::CUresult launch(void* f) {
     s << in.rdbuf();
     const std::string bytes = s.str();
     const uint64_t n = bytes.size() / 128;
-    std::memcpy(reinterpret_cast<void*>(m->trace[0]), bytes.data(), std::min<uint64_t>(n, m->trace[1]) * 128);
-    m->trace[2] += n;
+    // With a counter a cluster (word 4), the stand-in's kernel is all in the first cluster.
+    const uint64_t room = m->trace[4] ? m->trace[5] : m->trace[1];
+    std::memcpy(reinterpret_cast<void*>(m->trace[0]), bytes.data(), std::min<uint64_t>(n, room) * 128);
+    (m->trace[4] ? *reinterpret_cast<uint64_t*>(m->trace[4]) : m->trace[2]) += n;
   }
   const std::string outcome = env("TMAKIT_STAND_IN_OUTCOME");
   g_pending_forever = outcome == "hang" || outcome == "hang-nocopy";

@@ -77,8 +77,8 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   CUdeviceptr words = 0;
   size_t bytes = 0;
   ASSERT_EQ(s.driver.module_get_global(&words, &bytes, m, "__tmakit_trace"), 0);
-  ASSERT_EQ(bytes, 32u);
-  uint64_t w[4];
+  ASSERT_EQ(bytes, 48u);
+  uint64_t w[6];
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[0], t->device_address());
   EXPECT_EQ(w[1], 64u);
@@ -215,7 +215,7 @@ TEST(CheckCapture, ModuleIdLineAfterTheTraceDeclaration) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : inst.text) h = (h ^ c) * 0x100000001b3ull;
   EXPECT_EQ(id, h);
-  const size_t decl = with_id->find("__tmakit_trace[4];");
+  const size_t decl = with_id->find("__tmakit_trace[6];");
   const size_t line = with_id->find('\n', decl) + 1;
   EXPECT_EQ(with_id->substr(line, with_id->find('\n', line) - line),
             ".global .align 8 .u64 __tmakit_module_id = " + std::to_string(h) + ";");
@@ -246,9 +246,10 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
   CUdeviceptr words = 0;
   size_t bytes = 0;
   ASSERT_EQ(s.driver.module_get_global(&words, &bytes, m, "__tmakit_trace"), 0);
-  uint64_t w[4];
+  uint64_t w[6];
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[0], t->device_address());
+  EXPECT_EQ(w[4], 0u);  // one counter: plan_clusters was not called
 
   // The device's part, by hand: records 0..3 written, next = 4.
   std::vector<Record> device(4);
@@ -284,4 +285,57 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
   EXPECT_FALSE(t->collect(std::nullopt, tmakit::check::LaunchEnd::faulted, 1, &why));
   EXPECT_NE(why.find("device memory"), std::string::npos) << why;
   EXPECT_TRUE(t->snapshot(std::nullopt).empty());
+}
+
+// Device records with a counter a cluster: words 4 and 5 name the counters and the region
+// (capacity / clusters); collect() brings each region's first `count` records, one cluster
+// after another, and counts what a full region dropped; reset() zeroes them and the counters.
+TEST(CheckCapture, EachClusterCountsIntoItsOwnRegion) {
+  Stand s;
+  auto inst = tmakit::instrument::instrument_module(read_file(kModule), kModule);
+  ASSERT_EQ(inst.status, 0);
+  CUmodule m = nullptr;
+  ASSERT_EQ(s.load(&m, inst.text.c_str()), 0);
+  std::string why;
+  auto t = tmakit::check::TraceBuffer::create(s.driver, 64, &why, tmakit::check::RecordsIn::device);
+  ASSERT_TRUE(t) << why;
+  t->plan_clusters(4);
+  ASSERT_TRUE(t->attach(m, &why)) << why;
+  CUdeviceptr words = 0;
+  size_t bytes = 0;
+  ASSERT_EQ(s.driver.module_get_global(&words, &bytes, m, "__tmakit_trace"), 0);
+  uint64_t w[6];
+  ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
+  ASSERT_NE(w[4], 0u);
+  EXPECT_EQ(w[5], 16u);  // 64 records, 4 clusters
+  t->reset();
+  // Cluster 0 wrote 2 records, cluster 2 wrote 3 and reserved 20 (4 past its region), 1 and 3 none.
+  const uint64_t counts[4] = {2, 0, 20, 0};
+  ASSERT_EQ(s.driver.memcpy_htod(w[4], counts, sizeof counts), 0);
+  std::vector<Record> region0 = {record(1, 10, 0), record(2, 11, 0)}, region2(16);
+  for (uint32_t i = 0; i < 16; ++i) region2[i] = record(10 + i, 15, 2);
+  ASSERT_EQ(s.driver.memcpy_htod(w[0], region0.data(), 2 * sizeof(Record)), 0);
+  ASSERT_EQ(s.driver.memcpy_htod(w[0] + 32 * sizeof(Record), region2.data(), 16 * sizeof(Record)), 0);
+  EXPECT_EQ(t->read_next(), std::optional<uint64_t>(22));
+  ASSERT_TRUE(t->collect(22, tmakit::check::LaunchEnd::finished, 1, &why)) << why;
+  EXPECT_EQ(t->dropped(), std::optional<uint64_t>(4));
+  auto got = t->snapshot(22);
+  ASSERT_EQ(got.size(), 18u);  // 2 + 16, cluster by cluster
+  EXPECT_EQ(got[1].site, 2u);
+  EXPECT_EQ(got[2].site, 10u);
+  EXPECT_EQ(got[17].site, 25u);
+  // reset: the regions' records and the counters are zero again.
+  t->reset();
+  std::vector<Record> back(64);
+  ASSERT_EQ(s.driver.memcpy_dtoh(back.data(), w[0], 64 * sizeof(Record)), 0);
+  for (const Record& r : back) EXPECT_EQ(r.op, 0);
+  uint64_t zero[4];
+  ASSERT_EQ(s.driver.memcpy_dtoh(zero, w[4], sizeof zero), 0);
+  for (uint64_t c : zero) EXPECT_EQ(c, 0u);
+  // More clusters than records: one counter again.
+  t->plan_clusters(65);
+  ASSERT_TRUE(t->attach(m, &why)) << why;
+  ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
+  EXPECT_EQ(w[4], 0u);
+  EXPECT_FALSE(t->dropped());
 }

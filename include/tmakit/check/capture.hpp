@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -94,7 +95,15 @@ class TraceBuffer {
   bool collect(std::optional<uint64_t> next, LaunchEnd end, double wait_s, std::string* why);
   // The next-index word of the module attached last (a device copy: only after the launch
   // finished, never during a hang); nullopt when it cannot be read.
-  std::optional<uint64_t> read_next() const;
+  // With clusters of their own (plan_clusters): the sum of the clusters' counts, each read.
+  std::optional<uint64_t> read_next();
+  // Device records: the next launch's traced clusters take their indices from counters of their
+  // own, each in a region of capacity / clusters records (trace.hpp, words 4 and 5), from the
+  // next attach() on. 0, or more clusters than records, or host-mapped records: one counter.
+  void plan_clusters(uint64_t clusters);
+  // Records the clusters' regions could not hold in the last launch collected (their counts
+  // past their regions); nullopt without clusters of their own (then next - capacity says it).
+  std::optional<uint64_t> dropped() const { return region_ ? std::optional<uint64_t>(dropped_) : std::nullopt; }
 
   // Records with op != 0, in index order. Reads host memory only (safe while a kernel hangs;
   // device records: those collect() brought).
@@ -113,7 +122,6 @@ class TraceBuffer {
   TraceBuffer() = default;
   bool attach_found(int lookup, const char* holder, CUdeviceptr words, size_t bytes, std::string* why);
   bool set_words(CUdeviceptr words, size_t bytes, std::string* why);
-  bool collect_running(double wait_s, std::string* why);
   // The records the host can read: the host-mapped buffer, or what collect() copied.
   const instrument::Record* view() const { return where_ == RecordsIn::host ? mapped_ : copied_.data(); }
   size_t view_size() const { return where_ == RecordsIn::host ? capacity_ : copied_.size(); }
@@ -123,6 +131,12 @@ class TraceBuffer {
   instrument::Record* staging_ = nullptr;     // device: pinned host memory for the copy of a running launch
   void* copy_stream_ = nullptr;               // device: a non-blocking stream of the trace's own
   std::vector<instrument::Record> copied_;    // device: the records collect() brought
+  CUdeviceptr counters_ = 0;                  // plan_clusters: one 64-bit counter a cluster
+  size_t counters_allocated_ = 0;
+  uint64_t clusters_ = 0, region_ = 0;        // this launch's clusters and records a region (0: one counter)
+  std::vector<uint64_t> counts_;              // each counter's count, as collect() read them
+  uint64_t counts_region_ = 0;                // the region they were counted in
+  uint64_t dropped_ = 0;
   CUdeviceptr device_ = 0;                    // the records' address on the device
   size_t capacity_ = 0;
   uint64_t clusters_word_ = 0;
@@ -143,6 +157,7 @@ struct LaunchInfo {
   std::string target = "sm_90a";
   std::string records_in = "host";  // where the kernel wrote them: device | host (RecordsIn)
   std::string records_lost;         // why the records could not be read; empty when they were
+  std::optional<uint64_t> dropped;  // records past their clusters' regions (TraceBuffer::dropped)
 };
 
 // Writes DIR/meta.json, trace.bin (snapshot(info.next)), sites.json, maps.jsonl and (when not

@@ -60,6 +60,10 @@ struct LaunchMeta {
   // Why the launch's records could not be read (records in device memory after a fault); empty
   // when they were. Every check is then skipped.
   std::string records_lost;
+  // Records dropped, where each cluster had a region of its own (a cluster past its region
+  // drops while others have room); absent: next - capacity, where that is positive.
+  std::optional<uint64_t> dropped;
+  uint64_t records_dropped() const { return dropped ? *dropped : next && *next > capacity ? *next - capacity : 0; }
 };
 
 // One map the program encoded (a line of maps.jsonl with a descriptor and a map).

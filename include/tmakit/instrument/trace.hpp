@@ -9,17 +9,25 @@
 namespace tmakit::instrument {
 
 // The module-scope variable every instrumented module declares (`.weak`, so modules linked
-// together share one trace). Four 64-bit words, zero unless a host sets them:
-//   [0] the address of the records (host-mapped memory); 0 = tracing off, nothing is written
+// together share one trace). Six 64-bit words, zero unless a host sets them:
+//   [0] the address of the records (device or host-mapped memory); 0 = tracing off, nothing is
+//       written
 //   [1] capacity, in records
-//   [2] the next record's index: the lanes of a warp that record at a site take theirs with
-//       one atom.global.add (the lowest reserves for all, in lane order); a value past the
-//       capacity counts the records that were dropped
+//   [2] the next record's index when [4] is 0: the lanes of a warp that record at a site take
+//       theirs with one atom.global.add (the lowest reserves for all, in lane order); a value
+//       past the capacity counts the records that were dropped
 //   [3] the clusters traced (`tmakit check --ctas`): linear %clusterid in [low 32 bits, high 32
 //       bits); 0 traces every cluster. A launch without clusters has one CTA a cluster.
+//   [4] 0, or the address of one 64-bit counter a traced cluster (by linear %clusterid less the
+//       first traced): each cluster then takes its indices from its own counter, in a region of
+//       its own, records [k × [5], (k + 1) × [5]) for the k-th traced cluster; a count past [5]
+//       counts that cluster's dropped records. A counter every warp of the GPU bumps was the
+//       traced kernel's bottleneck; the replay needs the order of records within a cluster only.
+//   [5] records a cluster's region holds (with [4])
 inline constexpr std::string_view kTraceSymbol = "__tmakit_trace";
-inline constexpr size_t kTraceWords = 4;
-inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceNextWord = 2, kTraceClustersWord = 3;
+inline constexpr size_t kTraceWords = 6;
+inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceNextWord = 2, kTraceClustersWord = 3,
+                        kTraceCountersWord = 4, kTraceRegionWord = 5;
 
 // What a record reports. Numbered for good: recorded traces keep their meaning.
 enum class TraceOp : uint16_t {

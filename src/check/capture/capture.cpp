@@ -9,6 +9,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 namespace tmakit::check {
@@ -120,7 +121,21 @@ TraceBuffer::~TraceBuffer() {
   if (mapped_ != nullptr && driver_.mem_free_host != nullptr) driver_.mem_free_host(mapped_);
   if (staging_ != nullptr && driver_.mem_free_host != nullptr) driver_.mem_free_host(staging_);
   if (where_ == RecordsIn::device && device_ != 0 && driver_.mem_free != nullptr) driver_.mem_free(device_);
+  if (counters_ != 0 && driver_.mem_free != nullptr) driver_.mem_free(counters_);
   if (copy_stream_ != nullptr && driver_.stream_destroy != nullptr) driver_.stream_destroy(copy_stream_);
+}
+
+void TraceBuffer::plan_clusters(uint64_t clusters) {
+  clusters_ = region_ = 0;
+  if (where_ != RecordsIn::device || clusters == 0 || clusters > capacity_) return;
+  if (clusters > counters_allocated_) {
+    if (counters_ != 0) driver_.mem_free(counters_);
+    counters_ = 0, counters_allocated_ = 0;
+    if (driver_.mem_alloc(&counters_, clusters * 8) != 0) return;  // one counter, then
+    counters_allocated_ = clusters;
+  }
+  clusters_ = clusters;
+  region_ = capacity_ / clusters;
 }
 
 bool TraceBuffer::set_words(CUdeviceptr words, size_t bytes, std::string* why) {
@@ -132,6 +147,8 @@ bool TraceBuffer::set_words(CUdeviceptr words, size_t bytes, std::string* why) {
   w[instrument::kTraceRecordsWord] = device_;
   w[instrument::kTraceCapacityWord] = capacity_;
   w[instrument::kTraceClustersWord] = clusters_word_;
+  w[instrument::kTraceCountersWord] = region_ ? counters_ : 0;
+  w[instrument::kTraceRegionWord] = region_;
   if (int r = driver_.memcpy_htod(words, w.data(), sizeof w); r != 0) {
     if (why) *why = fmt::format("cuMemcpyHtoD to {} failed: {}", instrument::kTraceSymbol, result_name(driver_, r));
     return false;
@@ -165,11 +182,21 @@ bool TraceBuffer::attach_found(int lookup, const char* holder, CUdeviceptr words
 
 void TraceBuffer::reset(void* stream) {
   // Only what the last launch can have written: records below its next index when a snapshot
-  // read that index, else all of them (a per-launch memset of the whole buffer would cost more
-  // than a short kernel).
+  // read that index (with clusters of their own: each region's count), else all of them (a
+  // per-launch memset of the whole buffer would cost more than a short kernel).
   const size_t dirty = dirty_ ? *dirty_ : capacity_;
-  if (where_ == RecordsIn::host) std::memset(static_cast<void*>(mapped_), 0, dirty * instrument::kRecordBytes);
-  else if (dirty > 0) driver_.memset_d8_async(device_, 0, dirty * instrument::kRecordBytes, stream);
+  if (where_ == RecordsIn::host) {
+    std::memset(static_cast<void*>(mapped_), 0, dirty * instrument::kRecordBytes);
+  } else if (counts_.empty()) {  // not collected (a fault): all of them
+    driver_.memset_d8_async(device_, 0, capacity_ * instrument::kRecordBytes, stream);
+  } else {
+    const uint64_t region = counts_region_;
+    for (size_t k = 0; k < counts_.size(); ++k)
+      if (const uint64_t n = std::min(counts_[k], region))
+        driver_.memset_d8_async(device_ + k * region * instrument::kRecordBytes, 0, n * instrument::kRecordBytes, stream);
+  }
+  if (region_) driver_.memset_d8_async(counters_, 0, clusters_ * 8, stream);
+  counts_.clear();
   copied_.clear();
   dirty_.reset();  // from now on, unknown until a snapshot reads the next index
   const uint64_t zero = 0;
@@ -179,61 +206,85 @@ void TraceBuffer::reset(void* stream) {
 bool TraceBuffer::collect(std::optional<uint64_t> next, LaunchEnd end, double wait_s, std::string* why) {
   if (where_ == RecordsIn::host) return true;
   copied_.clear();
+  counts_.clear();
+  dropped_ = 0;
+  std::string failed;
   auto lost = [&](std::string m) {
     if (why) *why = std::move(m);
     copied_.clear();
     return false;
   };
   if (end == LaunchEnd::faulted) return lost("the records were in device memory, which the fault made unreadable");
-  if (end == LaunchEnd::running) {
-    if (collect_running(wait_s, why)) return true;
-    copied_.clear();
-    return false;
-  }
-  const size_t n = next ? static_cast<size_t>(std::min<uint64_t>(*next, capacity_)) : capacity_;
-  copied_.resize(n);
-  if (int r = n ? driver_.memcpy_dtoh(copied_.data(), device_, n * instrument::kRecordBytes) : 0; r != 0)
-    return lost(fmt::format("copying the records from device memory failed: {}", result_name(driver_, r)));
-  return true;
-}
-
-// A launch still running: its next-index word, then its records below it, copied a staging
-// chunk at a time on the trace's own non-blocking stream, which the kernel's stream does not
-// hold back. What the kernel writes while the copy runs may come or not; a record whose `op`
-// reads zero is a hole to the reader.
-bool TraceBuffer::collect_running(double wait_s, std::string* why) {
+  using Copy = std::function<bool(CUdeviceptr, size_t, void*)>;
+  // A finished launch: the driver's ordinary copy. One still running: on the trace's own
+  // non-blocking stream, which the kernel's stream does not hold back, through pinned staging
+  // memory (a copy that can overlap a kernel needs page-locked host memory); what the kernel
+  // writes meanwhile may come or not (a record whose `op` reads zero is a hole to the reader).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
-  auto copy = [&](CUdeviceptr from, size_t bytes) {
-    int r = driver_.memcpy_dtoh_async(staging_, from, bytes, copy_stream_);
-    if (r == 0) r = driver_.stream_query(copy_stream_);
-    for (; r == kNotReady; r = driver_.stream_query(copy_stream_)) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        if (why) *why = fmt::format("the records were in device memory, and copying them while the kernel still ran did not finish within {} s", wait_s);
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    if (r != 0 && why)
-      *why = fmt::format("the records were in device memory, and copying them while the kernel still ran failed: {}", result_name(driver_, r));
+  const Copy finished = [&](CUdeviceptr from, size_t bytes, void* into) {
+    const int r = driver_.memcpy_dtoh(into, from, bytes);
+    if (r != 0) failed = fmt::format("copying the records from device memory failed: {}", result_name(driver_, r));
     return r == 0;
   };
-  size_t n = capacity_;
-  if (!attached_.empty()) {
-    if (!copy(attached_.back() + instrument::kTraceNextWord * 8, 8)) return false;
-    uint64_t next = 0;
-    std::memcpy(&next, staging_, 8);
-    n = static_cast<size_t>(std::min<uint64_t>(next, capacity_));
+  const Copy running = [&](CUdeviceptr from, size_t bytes, void* into) {
+    for (size_t at = 0; at < bytes; at += kStagingRecords * instrument::kRecordBytes) {
+      const size_t n = std::min(kStagingRecords * instrument::kRecordBytes, bytes - at);
+      int r = driver_.memcpy_dtoh_async(staging_, from + at, n, copy_stream_);
+      if (r == 0) r = driver_.stream_query(copy_stream_);
+      for (; r == kNotReady; r = driver_.stream_query(copy_stream_)) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          failed = fmt::format("the records were in device memory, and copying them while the kernel still ran did "
+                               "not finish within {} s", wait_s);
+          return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (r != 0) {
+        failed = fmt::format("the records were in device memory, and copying them while the kernel still ran failed: {}",
+                             result_name(driver_, r));
+        return false;
+      }
+      std::memcpy(static_cast<char*>(into) + at, staging_, n);
+    }
+    return true;
+  };
+  const Copy& copy = end == LaunchEnd::finished ? finished : running;
+  // How many each counter handed out: the clusters' own counters, or the launch's one.
+  std::vector<uint64_t> counts(region_ ? clusters_ : 1, 0);
+  if (region_) {
+    if (!copy(counters_, clusters_ * 8, counts.data())) return lost(failed);
+  } else if (next && end == LaunchEnd::finished) {
+    counts[0] = *next;
+  } else if (attached_.empty()) {
+    counts[0] = capacity_;
+  } else if (!copy(attached_.back() + instrument::kTraceNextWord * 8, 8, counts.data())) {
+    return lost(failed);
   }
-  copied_.resize(n);
-  for (size_t at = 0; at < n; at += kStagingRecords) {
-    const size_t k = std::min(kStagingRecords, n - at);
-    if (!copy(device_ + at * instrument::kRecordBytes, k * instrument::kRecordBytes)) return false;
-    std::memcpy(static_cast<void*>(copied_.data() + at), staging_, k * instrument::kRecordBytes);
+  const uint64_t region = region_ ? region_ : capacity_;
+  uint64_t kept = 0;
+  for (uint64_t c : counts) kept += std::min(c, region), dropped_ += c > region ? c - region : 0;
+  copied_.resize(kept);
+  // Each region's records, one after another: the k-th cluster's in index order.
+  size_t at = 0;
+  for (size_t k = 0; k < counts.size(); ++k) {
+    const uint64_t n = std::min(counts[k], region);
+    if (n && !copy(device_ + k * region * instrument::kRecordBytes, n * instrument::kRecordBytes, copied_.data() + at))
+      return lost(failed);
+    at += n;
   }
+  counts_ = std::move(counts);
+  counts_region_ = region;
   return true;
 }
 
-std::optional<uint64_t> TraceBuffer::read_next() const {
+std::optional<uint64_t> TraceBuffer::read_next() {
+  if (region_) {
+    std::vector<uint64_t> counts(clusters_);
+    if (driver_.memcpy_dtoh(counts.data(), counters_, clusters_ * 8) != 0) return std::nullopt;
+    uint64_t sum = 0;
+    for (uint64_t c : counts) sum += c;
+    return sum;
+  }
   if (attached_.empty()) return std::nullopt;
   uint64_t next = 0;
   if (driver_.memcpy_dtoh(&next, attached_.back() + instrument::kTraceNextWord * 8, 8) != 0) return std::nullopt;

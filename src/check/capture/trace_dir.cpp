@@ -50,6 +50,7 @@ void write_trace_dir(const fs::path& dir, const LaunchInfo& info, const std::vec
   if (info.clusters_traced[1]) meta["clusters_traced"] = {info.clusters_traced[0], info.clusters_traced[1]};
   meta["records_in"] = info.records_in;
   if (!info.records_lost.empty()) meta["records_lost"] = info.records_lost;
+  if (info.dropped) meta["dropped"] = *info.dropped;
 
   fs::path tmp = dir;
   tmp += fmt::format(".tmp-{}", getpid());

@@ -259,6 +259,18 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
     trace->trace_clusters(clusters.first, clusters.second);  // every attach writes it to word 3
   }
   const CheckModule& mod = *fn->module;
+  // A launch that names no cluster shape runs the kernel's own (__cluster_dims__: PTX's
+  // .reqnctapercluster), which the launch does not carry.
+  std::array<unsigned, 3> cluster{shape.cluster[0], shape.cluster[1], shape.cluster[2]};
+  if (cluster[0] * cluster[1] * cluster[2] == 1)
+    if (auto c = required_cluster(mod.ptx, fn->name)) cluster = *c;
+  // Each traced cluster counts its own records (trace.hpp, word 4): the launch's clusters, or
+  // those --ctas names.
+  const uint64_t launch_clusters = uint64_t{shape.grid[0]} * shape.grid[1] * shape.grid[2] /
+                                   std::max<uint64_t>(1, uint64_t{cluster[0]} * cluster[1] * cluster[2]);
+  trace->plan_clusters(clusters.second ? std::min<uint64_t>(clusters.second, launch_clusters) -
+                                             std::min<uint64_t>(clusters.first, launch_clusters)
+                                       : launch_clusters);
   const bool attached = mod.kind == ModuleKind::module
                             ? trace->attach(static_cast<CUmodule>(mod.handle), &why)
                             : trace->attach_library(static_cast<CUlibrary>(mod.handle), &why);
@@ -270,12 +282,7 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
 
   check::LaunchInfo info;
   info.kernel = fn->name;
-  for (int i = 0; i < 3; ++i)
-    info.grid[i] = shape.grid[i], info.block[i] = shape.block[i], info.cluster[i] = shape.cluster[i];
-  // A launch that names no cluster shape runs the kernel's own (__cluster_dims__: PTX's
-  // .reqnctapercluster), which the launch does not carry.
-  if (shape.cluster[0] * shape.cluster[1] * shape.cluster[2] == 1)
-    if (auto c = required_cluster(mod.ptx, fn->name)) std::copy(c->begin(), c->end(), info.cluster);
+  for (int i = 0; i < 3; ++i) info.grid[i] = shape.grid[i], info.block[i] = shape.block[i], info.cluster[i] = cluster[i];
   info.dynamic_smem = shape.dynamic_smem;
   info.target = std::getenv(kEnvTarget) ? std::getenv(kEnvTarget) : "sm_90a";
   info.clusters_traced[0] = clusters.first, info.clusters_traced[1] = clusters.second;
@@ -322,6 +329,7 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
                                                              : check::LaunchEnd::faulted;
     std::string lost;
     if (!trace->collect(info.next, end, std::max(2.0, timeout / 2), &lost)) info.records_lost = lost;
+    info.dropped = trace->dropped();
   }
 
   const char* save = std::getenv(kEnvCheckSave);
