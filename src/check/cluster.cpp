@@ -363,7 +363,7 @@ void ClusterReplay::end_of_trace() {
   // holds): the copies that completed this cluster's barriers may be among them, so its end
   // says nothing (replay.cpp's note says so once). A hang keeps its analysis: there the
   // dropped records are the polls of the waits that never returned.
-  if (!hang && t_.meta.records_dropped()) return;
+  if (!hang && (t_.meta.records_dropped() || t_.meta.not_expanded)) return;
   std::vector<size_t> final_waits = hang ? failing_last_waits() : std::vector<size_t>{};
   if (hang) final_waits.insert(final_waits.end(), passed.begin(), passed.end());
   std::sort(final_waits.begin(), final_waits.end());

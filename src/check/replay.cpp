@@ -49,6 +49,14 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
                                                                       "transaction counts, deadlocks) is made")) +
                            " (tmakit check --capacity raises it)");
   }
+  if (t.meta.not_expanded) {
+    const std::string why = std::to_string(t.meta.not_expanded) + " records at the end of the trace were not read: " +
+                            "with warp records expanded they stand for more than " + std::to_string(kMaxLaneRecords) +
+                            " records of single threads (tmakit check --ctas traces fewer clusters a run)";
+    if (t.meta.outcome != "timeout")
+      report.skipped.push_back("the end-of-program checks (unbalanced transaction counts, deadlocks): " + why);
+    report.notes.push_back(why);
+  }
   if (!t.meta.records_lost.empty())
     report.skipped.push_back("every check of this launch: " + t.meta.records_lost);
   report.clusters = static_cast<int>(clusters.size());

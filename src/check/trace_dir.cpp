@@ -294,7 +294,7 @@ void expand_warp_record(const instrument::Record& r, const instrument::Site& sit
   }
 }
 
-std::vector<instrument::Record> parse_records(std::string_view bin, const LaunchMeta& meta,
+std::vector<instrument::Record> parse_records(std::string_view bin, LaunchMeta& meta, uint64_t max_lane_records,
                                               const std::vector<instrument::Site>& sites) {
   if (bin.size() % instrument::kRecordBytes)
     bad("trace.bin", std::to_string(bin.size()) + " bytes is not a whole number of 128-byte records");
@@ -321,14 +321,19 @@ std::vector<instrument::Record> parse_records(std::string_view bin, const Launch
     if (r.op != want && r.op != kOpTensorMapLo && r.op != kOpTensorMapHi)
       bad(w + ".op", "operation " + std::to_string(r.op) + " but its site " + std::to_string(r.site) + " is operation " +
                          std::to_string(want) + " (" + std::string(instrument::to_string(sites[r.site].op)) + ")");
+    const size_t before = records.size();
     if (!(r.flags & instrument::kFlagWarp)) {
       records.push_back(r);
     } else {
       expand_warp_record(r, sites[r.site], meta, w, records);
     }
-    if (records.size() > kMaxLaneRecords)
-      bad("trace.bin", "its records stand for more than " + std::to_string(kMaxLaneRecords) +
-                           " records of single threads (warp records expanded), above the limit");
+    // Past the bound on records of single threads, the rest of the trace is not read: the
+    // replay lists what that skips, as for records dropped past the capacity.
+    if (records.size() > max_lane_records) {
+      records.resize(before);
+      meta.not_expanded = n - i;
+      break;
+    }
   }
   return records;
 }
@@ -354,11 +359,11 @@ std::string read_file(const std::filesystem::path& p, bool optional, uint64_t ma
 }  // namespace
 
 TraceDir parse_trace_dir(std::string_view meta_json, std::string_view trace_bin, std::string_view sites_json,
-                         std::string_view maps_jsonl) {
+                         std::string_view maps_jsonl, uint64_t max_lane_records) {
   TraceDir t;
   t.meta = parse_meta(meta_json);
   t.sites = parse_sites(sites_json, t.cta_barriers);
-  t.records = parse_records(trace_bin, t.meta, t.sites);
+  t.records = parse_records(trace_bin, t.meta, max_lane_records, t.sites);
   t.maps = parse_maps(maps_jsonl);
   return t;
 }

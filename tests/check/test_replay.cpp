@@ -192,6 +192,29 @@ TEST(CheckReplay, AFailedPollThatMayPrecedeTheCompletionIsNoFinding) {
 // record a lane: the clean pipeline's consumers as four warp records (lanes 0-31 of each
 // warp, 128 threads) replay as 128 waits, and the same trace with one record a thread is the
 // same report.
+// Past the bound on records of single threads the reader stops: the records it did not read
+// are counted, the end-of-program checks are skipped (a cut trace would look deadlocked), and
+// the report says so and how to trace less.
+TEST(CheckReplay, ATraceStandingForTooManyThreadRecordsIsCutAndSaysSo) {
+  Map m;
+  Trace t;
+  t.encoded(m);
+  produce(t, m, m.box_bytes());
+  for (int w = 0; w < 4; ++w)
+    t.rec(kWaitParity, 0, 32 * w, {{"addr", {kBar}}, {"phaseParity", {0}}}, true).warp(0xFFFFFFFFu);
+  const auto whole = tmakit::check::parse_trace_dir(t.meta_text(), t.bin(), t.sites_text(), t.maps_text());
+  const uint64_t read = whole.records.size() - 64;  // room for all but the last two warps
+  const auto cut = tmakit::check::parse_trace_dir(t.meta_text(), t.bin(), t.sites_text(), t.maps_text(), read);
+  EXPECT_EQ(cut.meta.not_expanded, 2u);
+  EXPECT_EQ(cut.records.size(), read);
+  const auto report = tmakit::check::replay(cut);
+  EXPECT_TRUE(report.findings.empty()) << tmakit::check::to_text(report);
+  ASSERT_EQ(report.skipped.size(), 1u);
+  EXPECT_NE(report.skipped[0].find("end-of-program checks"), std::string::npos) << report.skipped[0];
+  EXPECT_NE(report.skipped[0].find("2 records at the end of the trace were not read"), std::string::npos) << report.skipped[0];
+  EXPECT_TRUE(tmakit::check::replay(whole).skipped.empty());
+}
+
 TEST(CheckReplay, WarpRecordsStandForEveryLaneInTheirMask) {
   Map m;
   auto build = [&](bool warps) {

@@ -64,6 +64,9 @@ struct LaunchMeta {
   // drops while others have room); absent: next - capacity, where that is positive.
   std::optional<uint64_t> dropped;
   uint64_t records_dropped() const { return dropped ? *dropped : next && *next > capacity ? *next - capacity : 0; }
+  // Set by the reader: records of trace.bin past the bound on records of single threads
+  // (kMaxLaneRecords, warp records expanded), not read.
+  uint64_t not_expanded = 0;
 };
 
 // One map the program encoded (a line of maps.jsonl with a descriptor and a map).
@@ -92,9 +95,10 @@ struct TraceDir {
 // Reads DIR/meta.json, trace.bin, sites.json and maps.jsonl (module.ptx, expect.json are not
 // needed). Throws TraceError.
 TraceDir load_trace_dir(const std::filesystem::path& dir);
-// The same from the files' bytes (tests, the fuzzer); `maps_jsonl` may be empty.
+// The same from the files' bytes (tests, the fuzzer); `maps_jsonl` may be empty. Records of
+// single threads past `max_lane_records` are not read (LaunchMeta::not_expanded).
 TraceDir parse_trace_dir(std::string_view meta_json, std::string_view trace_bin, std::string_view sites_json,
-                         std::string_view maps_jsonl);
+                         std::string_view maps_jsonl, uint64_t max_lane_records = kMaxLaneRecords);
 
 struct ReplayOptions {
   // Clusters replayed (the others are counted, and skipped checks say so). Every cluster by
