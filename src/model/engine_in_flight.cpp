@@ -33,15 +33,22 @@ int Engine::thread_index(int cta, int thread) {
   return static_cast<int>(threads_.size() - 1);
 }
 
-void Engine::check_barrier_overwrite(const Range& r, const std::string& where) const {
+void Engine::check_barrier_overwrite(const Range& r, const std::string& where) {
   if (r.space != Range::shared) return;
-  for (const auto& [ref, b] : barriers_)
-    if (b.valid && ref.cta == r.cta && ref.offset < r.end && r.begin < ref.offset + 8ull)
-      fail("mbarrier.overwritten",
+  for (auto& [ref, b] : barriers_) {
+    if (!b.valid || ref.cta != r.cta || ref.offset >= r.end || r.begin >= ref.offset + 8ull) continue;
+    // An untouched barrier's memory is taken back (Triton 3.6's warp-specialised kernels reuse it
+    // for data): it holds no barrier from now on, so a later use is `mbarrier.invalid` there.
+    if (b.untouched()) {
+      b.valid = false;
+      continue;
+    }
+    fail("mbarrier.overwritten",
            "write to shared bytes [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + ") of CTA " +
                std::to_string(r.cta) + " overwrites the live mbarrier at offset " + std::to_string(ref.offset) +
-               " (inval it first)",
-           where);
+               " while it is in use (" + b.describe() + "; inval it first, after its last use)",
+         where);
+  }
 }
 
 void Engine::check_no_conflict(const Op& op, const std::string& where) const {

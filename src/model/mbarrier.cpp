@@ -6,7 +6,12 @@
 namespace tmakit::model {
 
 void MBarrier::init(int64_t count) {
-  if (valid) fail("mbarrier.init-valid", "mbarrier.init on a barrier that is still valid (inval it first)");
+  // An untouched barrier is initialised again as if it were new (Triton 3.6's warp-specialised
+  // kernels do it before first use, with right results on the H100:
+  // tests/vectors/check/real-triton-matmul-descriptor-ws). One in use is undefined.
+  if (valid && !untouched())
+    fail("mbarrier.init-valid", "mbarrier.init on a barrier in use since its last init (" + describe() +
+                                    "); inval it first, after its last use");
   if (count < 1 || count > kMaxArrivals)
     fail("mbarrier.count-range", "arrival count " + std::to_string(count) + " outside 1..1048575");
   *this = MBarrier{};
@@ -71,7 +76,12 @@ bool MBarrier::test_wait(uint64_t token) const {
 
 bool MBarrier::test_parity(int64_t parity) const {
   if (!valid) fail("mbarrier.invalid", "wait on memory that holds no initialised barrier");
-  if (parity != 0 && parity != 1) fail("mbarrier.parity", "phaseParity must be 0 or 1, got " + std::to_string(parity));
+  // A boolean true sign-extended (all ones in 32 bits, or -1) is parity 1: compilers widen an i1
+  // that way, and Triton 3.6's warp-specialised kernels wait with it (right results on the H100:
+  // tests/vectors/check/real-triton-matmul-descriptor-ws). Any other value is refused.
+  if (parity == 0xFFFFFFFFll || parity == -1) parity = 1;
+  if (parity != 0 && parity != 1)
+    fail("mbarrier.parity", "phaseParity must be 0 or 1 (or all ones, a widened true), got " + std::to_string(parity));
   return static_cast<int64_t>(phase & 1) != parity;
 }
 

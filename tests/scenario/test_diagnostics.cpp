@@ -531,9 +531,18 @@ TEST(OperandDiagnostics, ClusterAddressOfARankOutsideTheCluster) {
 
 // ---- mbarrier (§8.1, §8.2, §8.6) ----
 
+// A barrier in use (an arrival, a transaction, a completed phase since its init) may not be
+// initialised again without an inval; one untouched since its init may (Triton 3.6's
+// warp-specialised kernels do, with right results on the H100: CheckRecorded replays the trace).
 TEST(MbarrierDiagnostics, InitTwice) {
-  EXPECT_ERROR(prog({kInit, kInit}), "mbarrier.init-valid", "program[1] (cta 0)", {"shared offset 8192", "still valid"});
+  const std::string arrive = "mbarrier.arrive.shared::cta.b64 _, [mbar];";
+  EXPECT_ERROR(prog({kInit, arrive, kInit}), "mbarrier.init-valid", "program[2] (cta 0)",
+               {"shared offset 8192", "in use since its last init"});
+  EXPECT_ERROR(prog({kInit, "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [mbar], 16;", kInit}), "mbarrier.init-valid",
+               "program[2] (cta 0)", {"transaction count 16"});
+  EXPECT_CLEAN(prog({kInit, kInit}));
   EXPECT_CLEAN(prog({kInit, "mbarrier.inval.shared::cta.b64 [mbar];", kInit}));
+  EXPECT_CLEAN(prog({kInit, arrive, "mbarrier.inval.shared::cta.b64 [mbar];", kInit}));
 }
 
 TEST(MbarrierDiagnostics, CountRange) {
@@ -585,6 +594,10 @@ TEST(MbarrierDiagnostics, ParityOperand) {
   EXPECT_ERROR(prog({kInit, "mbarrier.test_wait.parity.shared::cta.b64 p, [mbar], 2;"}), "mbarrier.parity",
                "program[1] (cta 0)", {"got 2"});
   EXPECT_CLEAN(prog({kInit, "mbarrier.test_wait.parity.shared::cta.b64 p, [mbar], 1;"}));
+  // All ones in 32 bits: a widened boolean true, parity 1 (Triton 3.6 waits with it on the H100).
+  EXPECT_CLEAN(prog({kInit, "mbarrier.test_wait.parity.shared::cta.b64 p, [mbar], 4294967295;"}));
+  EXPECT_ERROR(prog({kInit, "mbarrier.test_wait.parity.shared::cta.b64 p, [mbar], 4294967294;"}), "mbarrier.parity",
+               "program[1] (cta 0)", {"got 4294967294"});
 }
 
 TEST(MbarrierDiagnostics, UseAfterInval) {
@@ -608,9 +621,16 @@ TEST(MbarrierDiagnostics, Misaligned) {
   EXPECT_CLEAN(s);
 }
 
+// A barrier in use may not be overwritten; an untouched one's memory is taken back, and a later
+// use of it finds no barrier there (Triton 3.6's warp-specialised kernels reuse such memory).
 TEST(MbarrierDiagnostics, OverwrittenByACopyOrAStore) {
-  EXPECT_ERROR(prog({kInit, "st.shared::cta.b32 [mbar+4], 0;"}), "mbarrier.overwritten", "program[1] (cta 0)",
-               {"[8196, 8200)", "live mbarrier at offset 8192"});
+  const std::string arrive = "mbarrier.arrive.shared::cta.b64 _, [mbar];";
+  json two = prog({"mbarrier.init.shared::cta.b64 [mbar], 2;", arrive, "st.shared::cta.b32 [mbar+4], 0;"});
+  EXPECT_ERROR(two, "mbarrier.overwritten", "program[2] (cta 0)",
+               {"[8196, 8200)", "live mbarrier at offset 8192", "1 of 2 arrivals pending"});
+  EXPECT_CLEAN(prog({kInit, "st.shared::cta.b32 [mbar+4], 0;"}));
+  EXPECT_ERROR(prog({kInit, "st.shared::cta.b32 [mbar+4], 0;", arrive}), "mbarrier.invalid", "program[2] (cta 0)",
+               {"no initialised barrier"});
   // A 1 KiB load into [7680, 8704) covers the barrier at 8192.
   json s = prog({kInit, arm(1024), load("low", "ga", "1024"), kWait});
   s["symbols"]["low"] = "shared:7680";

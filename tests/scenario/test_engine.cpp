@@ -24,20 +24,26 @@ struct RefBarrier {
   bool valid = false;
   uint64_t phase = 0;
   int64_t pending = 0, expected = 0, tx = 0;
+  int64_t armed = 0, delivered = 0;  // bytes expected and delivered since the init
   static constexpr int64_t kMax = (1 << 20) - 1;
 
+  // A valid barrier may be initialised again while nothing has moved it since its init: no
+  // completed phase, no arrival outstanding, no bytes expected or delivered.
   bool init(int64_t c) {
-    if (valid || c < 1 || c > kMax) return false;
-    *this = {true, 0, c, c, 0};
+    const bool untouched = phase == 0 && pending == expected && tx == 0 && armed == 0 && delivered == 0;
+    if ((valid && !untouched) || c < 1 || c > kMax) return false;
+    *this = {true, 0, c, c, 0, 0, 0};
     return true;
   }
   bool expect_tx(int64_t n) {
     if (!valid) return false;
     tx += n;
+    armed += n;
     return tx <= kMax && tx >= -kMax;
   }
   bool complete_tx(int64_t n) {
     if (!valid) return false;
+    delivered += n;
     tx -= n;
     if (tx > kMax || tx < -kMax) return false;
     try_complete();
@@ -67,6 +73,7 @@ struct RefBarrier {
     return token != phase;
   }
   std::optional<bool> test_parity(int64_t p) const {
+    if (p == 0xFFFFFFFFll || p == -1) p = 1;  // a widened boolean true
     if (!valid || (p != 0 && p != 1)) return std::nullopt;
     return int64_t(phase & 1) != p;
   }

@@ -174,7 +174,7 @@ class Engine {
   int thread_index(int cta, int thread);
   void check_shared_range(int cta, uint64_t offset, uint64_t bytes, const std::string& what, const std::string& where) const;
   void check_no_conflict(const Op& op, const std::string& where) const;
-  void check_barrier_overwrite(const Range& r, const std::string& where) const;
+  void check_barrier_overwrite(const Range& r, const std::string& where);
   MBarrier& barrier(BarrierRef ref, const std::string& where);
   std::vector<int> order(std::vector<int> ids);  // completion order: issue order or seeded shuffle
   void log(const std::string& line) const { if (cfg_.trace) cfg_.trace(line); }

@@ -36,6 +36,10 @@ struct MBarrier {
   bool test_parity(int64_t parity) const;  // parity form
   void inval();
   bool phase_complete_possible() const { return pending == 0 && tx == 0; }
+  // Valid, and nothing has moved its state since its init: no arrival, no transaction, no
+  // completed phase. Such a barrier may be initialised again or its memory taken back without
+  // an inval: nothing can observe the difference (Triton 3.6's warp-specialised kernels do both).
+  bool untouched() const { return valid && phase == 0 && pending == expected && tx == 0 && armed == 0 && delivered == 0; }
   std::string describe() const;  // "phase 0: 1 of 1 arrivals pending, tx-count 512 (armed 1024, delivered 512)"
 
  private:
