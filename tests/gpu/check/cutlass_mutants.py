@@ -277,6 +277,9 @@ MUTANTS = {
         # after the previous load completed, while wgmma still reads the stage, is not seen.
         "expect": {}, "any_of": ["mbarrier.arrive-underflow", "model.in-flight-overlap", "model.tx-mismatch",
                                  "check.hang", "check.wait-disagrees", "model.deadlock"],
+        "timing_limit": "when every refill lands after the stage's previous load completed, only the consumers' "
+                        "wgmma reads overlap it, and tmakit does not trace wgmma (not seen on the H100 with "
+                        "records in device memory, 2026-11-27)",
         "changes": ([TRY4, r"^\s*@\w+\s+bra\s+\w+\s*;", r"^\s*bra\s+\w+\s*;"], [])},
     "store-fence-removed": {
         "example": 49, "edit": m_store_fence_removed,
@@ -475,7 +478,9 @@ def run_mutant(name, cli, example, out, env):
     elif not gemm:
         verdict = "NO TRACE OF THE KERNEL"
     elif any_of:
-        verdict = "found" if any(x[0] in any_of for x in found) else "NOT SEEN"
+        # A mutant whose effect depends on timing may also name the limit it meets when it is missed.
+        verdict = ("found" if any(x[0] in any_of for x in found)
+                   else "not seen (a known limit)" if m.get("timing_limit") else "NOT SEEN")
     else:
         verdict = "found as expected" if want and not missing else "DIFFERENT"
     res.update(outcome=outcome, expected=want, any_of=any_of, found=[list(x) for x in found],
