@@ -61,23 +61,35 @@ Record record(uint32_t site, uint16_t op, uint32_t cta) {
   return r;
 }
 
+// The test module, instrumented and loaded into the stand-in (empty where that failed).
+CUmodule load_instrumented(Stand& s) {
+  auto inst = tmakit::instrument::instrument_module(read_file(kModule), kModule);
+  CUmodule m = nullptr;
+  if (inst.status != 0 || s.load(&m, inst.text.c_str()) != 0) ADD_FAILURE() << "the instrumented module did not load";
+  return m;
+}
+
+// The address of a loaded module's trace words, as the device sees them.
+CUdeviceptr trace_words(Stand& s, CUmodule m) {
+  CUdeviceptr words = 0;
+  size_t bytes = 0;
+  EXPECT_EQ(s.driver.module_get_global(&words, &bytes, m, "__tmakit_trace"), 0);
+  EXPECT_EQ(bytes, 48u);
+  return words;
+}
+
 TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   Stand s;
   ASSERT_TRUE(s.driver.complete()) << "the stand-in libcuda must be on LD_LIBRARY_PATH";
-  auto inst = tmakit::instrument::instrument_module(read_file(kModule), kModule);
-  ASSERT_EQ(inst.status, 0);
-  CUmodule m = nullptr;
-  ASSERT_EQ(s.load(&m, inst.text.c_str()), 0);
+  CUmodule m = load_instrumented(s);
+  ASSERT_TRUE(m);
   std::string why;
   auto t = tmakit::check::TraceBuffer::create(s.driver, 64, &why);
   ASSERT_TRUE(t) << why;
   ASSERT_TRUE(t->attach(m, &why)) << why;
 
   // The words, read through the driver as the device would see them.
-  CUdeviceptr words = 0;
-  size_t bytes = 0;
-  ASSERT_EQ(s.driver.module_get_global(&words, &bytes, m, "__tmakit_trace"), 0);
-  ASSERT_EQ(bytes, 48u);
+  const CUdeviceptr words = trace_words(s, m);
   uint64_t w[6];
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[0], t->device_address());
@@ -234,18 +246,14 @@ TEST(CheckCapture, ModuleIdLineAfterTheTraceDeclaration) {
 TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
   Stand s;
   ASSERT_TRUE(s.driver.device_complete()) << "the stand-in libcuda must answer the device-memory calls";
-  auto inst = tmakit::instrument::instrument_module(read_file(kModule), kModule);
-  ASSERT_EQ(inst.status, 0);
-  CUmodule m = nullptr;
-  ASSERT_EQ(s.load(&m, inst.text.c_str()), 0);
+  CUmodule m = load_instrumented(s);
+  ASSERT_TRUE(m);
   std::string why;
   auto t = tmakit::check::TraceBuffer::create(s.driver, 64, &why, tmakit::check::RecordsIn::device);
   ASSERT_TRUE(t) << why;
   EXPECT_EQ(t->where(), tmakit::check::RecordsIn::device);
   ASSERT_TRUE(t->attach(m, &why)) << why;
-  CUdeviceptr words = 0;
-  size_t bytes = 0;
-  ASSERT_EQ(s.driver.module_get_global(&words, &bytes, m, "__tmakit_trace"), 0);
+  const CUdeviceptr words = trace_words(s, m);
   uint64_t w[6];
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[0], t->device_address());
@@ -292,18 +300,14 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
 // after another, and counts what a full region dropped; reset() zeroes them and the counters.
 TEST(CheckCapture, EachClusterCountsIntoItsOwnRegion) {
   Stand s;
-  auto inst = tmakit::instrument::instrument_module(read_file(kModule), kModule);
-  ASSERT_EQ(inst.status, 0);
-  CUmodule m = nullptr;
-  ASSERT_EQ(s.load(&m, inst.text.c_str()), 0);
+  CUmodule m = load_instrumented(s);
+  ASSERT_TRUE(m);
   std::string why;
   auto t = tmakit::check::TraceBuffer::create(s.driver, 64, &why, tmakit::check::RecordsIn::device);
   ASSERT_TRUE(t) << why;
   t->plan_clusters(4);
   ASSERT_TRUE(t->attach(m, &why)) << why;
-  CUdeviceptr words = 0;
-  size_t bytes = 0;
-  ASSERT_EQ(s.driver.module_get_global(&words, &bytes, m, "__tmakit_trace"), 0);
+  const CUdeviceptr words = trace_words(s, m);
   uint64_t w[6];
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   ASSERT_NE(w[4], 0u);
