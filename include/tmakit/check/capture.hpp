@@ -141,7 +141,7 @@ class TraceBuffer {
   size_t capacity_ = 0;
   uint64_t clusters_word_ = 0;
   std::vector<CUdeviceptr> attached_;  // the `__tmakit_trace` of each attached module
-  mutable std::optional<size_t> dirty_;  // records that may be non-zero since reset(); nullopt: unknown
+  mutable std::optional<size_t> dirty_;  // host-mapped: records that may be non-zero since reset(); nullopt: unknown
 };
 
 // One launch, as meta.json says it.

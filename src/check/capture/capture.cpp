@@ -181,12 +181,12 @@ bool TraceBuffer::attach_found(int lookup, const char* holder, CUdeviceptr words
 }
 
 void TraceBuffer::reset(void* stream) {
-  // Only what the last launch can have written: records below its next index when a snapshot
-  // read that index (with clusters of their own: each region's count), else all of them (a
-  // per-launch memset of the whole buffer would cost more than a short kernel).
-  const size_t dirty = dirty_ ? *dirty_ : capacity_;
+  // Only what the last launch can have written (a per-launch memset of the whole buffer would
+  // cost more than a short kernel): host-mapped, the records below its next index when a
+  // snapshot read that index, else all; in device memory, each counter's records as collect()
+  // counted them, else all.
   if (where_ == RecordsIn::host) {
-    std::memset(static_cast<void*>(mapped_), 0, dirty * instrument::kRecordBytes);
+    std::memset(static_cast<void*>(mapped_), 0, (dirty_ ? *dirty_ : capacity_) * instrument::kRecordBytes);
   } else if (counts_.empty()) {  // not collected (a fault): all of them
     driver_.memset_d8_async(device_, 0, capacity_ * instrument::kRecordBytes, stream);
   } else {
