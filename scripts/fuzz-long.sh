@@ -2,19 +2,24 @@
 # The long fuzz run: each target of tests/fuzz (fuzz_NAME.cpp) for SECONDS (default 600), one at
 # a time, starting from the corpus kept in the repository (tests/fuzz/corpus/NAME/), which is
 # then replaced by the run's corpus minimised with libFuzzer's -merge=1 (a small, growing
-# corpus: commit it). FUZZ_DIR (default build/fuzz) holds the binaries and the working corpora.
+# corpus: commit it). FUZZ_DIR, the fuzz/ folder of a sanitized build (default build-asan/fuzz, made
+# by scripts/sanitize.sh), holds the binaries and the working corpora.
 # Usage: scripts/fuzz-long.sh [SECONDS] [NAME...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
-out=${FUZZ_DIR:-build/fuzz}
+out=${FUZZ_DIR:-build-asan/fuzz}
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   for f in tests/fuzz/fuzz_*.cpp; do t=${f#tests/fuzz/fuzz_}; targets+=("${t%.cpp}"); done
 fi
-# Bring the fuzzers up to date with the sources (run.sh builds only missing ones).
-if [ -f "$out/build.ninja" ] || [ -f "$out/Makefile" ]; then cmake --build "$out"; fi
+# Bring the fuzzers up to date with the sources: they are targets of the sanitized build.
+if [ -f "$out/../CMakeCache.txt" ]; then
+  cmake --build "$out/.." --target fuzzers
+else
+  bash scripts/sanitize.sh build fuzzers
+fi
 for t in "${targets[@]}"; do
   kept=tests/fuzz/corpus/$t
   mkdir -p "$kept" "$out/corpus_$t"

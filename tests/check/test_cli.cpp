@@ -15,7 +15,9 @@ struct CliRun {
 };
 
 CliRun tmakit_check(const std::string& args) {
-  const fs::path dir = fs::path(TMAKIT_BINARY_DIR) / "test_check_cli";
+  // A folder per test: ctest runs the tests of this file side by side.
+  const fs::path dir = fs::path(TMAKIT_BINARY_DIR) / "test_check_cli_runs" /
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name();
   fs::create_directories(dir);
   const std::string cmd = std::string(TMAKIT_BINARY_DIR) + "/tools/tmakit/tmakit check " + args + " >" +
                           (dir / "out").string() + " 2>" + (dir / "err").string();

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Runs one libFuzzer target (clang, ASan + UBSan; built from tests/fuzz/targets) for SECONDS,
-# starting from the seed corpus, and says what it spent. Usage: run.sh ptx|scenario|cli|watch|trace|fatbin SECONDS [BUILD_DIR]
+# Runs one libFuzzer target (clang, ASan + UBSan: a target of the sanitized build, tests/fuzz/CMakeLists.txt)
+# for SECONDS, starting from the seed corpus, and says what it spent.
+# Usage: run.sh ptx|scenario|cli|watch|trace|fatbin SECONDS [FUZZ_DIR]
+# FUZZ_DIR: where the sanitized build put the fuzzers, and the working corpora (default build-asan/fuzz).
 set -euo pipefail
 target=$1; seconds=$2
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-out=${3:-$root/build/fuzz}
-mkdir -p "$out/corpus_$target"
+out=${3:-$root/build-asan/fuzz}
 bin="$out/fuzz_$target"
-# The fuzzers are built by the main build (tests/fuzz/CMakeLists.txt); alone, this builds them.
+# The ctest tests run fuzzers their build made; alone, this builds the one it needs, in build-asan/.
 if [ ! -x "$bin" ]; then
-  [ -f "$out/build.ninja" ] || [ -f "$out/Makefile" ] ||
-    cmake -S "$root/tests/fuzz/targets" -B "$out" -DCMAKE_CXX_COMPILER=clang++ >/dev/null
-  cmake --build "$out" --target "fuzz_$target"
+  [ -z "${3:-}" ] || { echo "run.sh: no fuzzer $bin (build it: cmake --build $out/.. --target fuzz_$target)" >&2; exit 2; }
+  bash "$root/scripts/sanitize.sh" build "fuzz_$target"
 fi
+mkdir -p "$out/corpus_$target"
 # Seed corpus: the bundled examples and the instruction lines of their programs.
 if [ "$target" = cli ]; then
   cp "$root"/tests/fuzz/seeds_cli/* "$out/corpus_$target/"

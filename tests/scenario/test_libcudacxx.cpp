@@ -28,7 +28,9 @@ uint8_t random_byte(uint64_t seed, uint64_t i) {
 
 constexpr uint64_t kSeed = 9;  // G's init
 
-// Two CTAs (so that another CTA's shared memory can be named), G of 64 KiB.
+// Two CTAs (so that another CTA's shared memory can be named), G of 64 KiB. A program of one step
+// is passed as json::array({step}): braces around a single json copy it with clang, where g++
+// makes an array of one.
 json make_scenario(json program, json extra_symbols = json::object(), json outputs = json::array()) {
   json sym = {{"dst", "shared:0"}, {"bar", "shared:4096"}, {"G", "global:G"}, {"far", "shared@1:0"},
               {"farbar", "shared@1:4096"}, {"nearbar", "shared@0:4096"}};
@@ -234,7 +236,7 @@ TEST(Engine, ForgottenExpectTxEndsWithATransactionMismatch) {
 }
 
 TEST(Engine, CopyOnAnUninitialisedBarrier) {
-  EXPECT_EQ(rule_of(make_scenario({copy("dst", "G", 64)})), "mbarrier.invalid");
+  EXPECT_EQ(rule_of(make_scenario(json::array({copy("dst", "G", 64)}))), "mbarrier.invalid");
   EXPECT_EQ(rule_of(make_scenario({init(1), init(1)})), "");  // untouched since its init: initialised again
   EXPECT_EQ(rule_of(make_scenario({init(2), call("cuda::barrier::arrive", {{"barrier", "bar"}, {"token", "t0"}}), init(1)})),
             "mbarrier.init-valid");
@@ -306,8 +308,8 @@ TEST(LibcudacxxDiagnostics, AllocationsNarrowerThanSize) {
 TEST(LibcudacxxDiagnostics, BarrierNotInTheCallingCtasSharedMemory) {
   EXPECT_EQ(rule_of(one_copy(copy("dst", "G", 64, 16, "G"), 64)), "libcudacxx.barrier-space");
   EXPECT_EQ(rule_of(one_copy(copy("dst", "G", 64, 16, "farbar"), 64)), "libcudacxx.barrier-space");
-  EXPECT_EQ(rule_of(make_scenario({call("cuda::barrier::init", {{"barrier", "farbar"}, {"expected", 1}})})), "libcudacxx.barrier-space");
-  EXPECT_EQ(rule_of(make_scenario({call("cuda::barrier::init", {{"barrier", "G"}, {"expected", 1}})})), "libcudacxx.barrier-space");
+  EXPECT_EQ(rule_of(make_scenario(json::array({call("cuda::barrier::init", {{"barrier", "farbar"}, {"expected", 1}})}))), "libcudacxx.barrier-space");
+  EXPECT_EQ(rule_of(make_scenario(json::array({call("cuda::barrier::init", {{"barrier", "G"}, {"expected", 1}})}))), "libcudacxx.barrier-space");
   EXPECT_EQ(rule_of(one_copy(copy("dst", "G", 64, 16, "nearbar"), 64)), "");  // shared@0: is CTA 0's own
   const std::string m = message_of(one_copy(copy("dst", "G", 64, 16, "farbar"), 64));
   EXPECT_NE(m.find("calling CTA 0"), std::string::npos) << m;
@@ -334,9 +336,9 @@ TEST(LibcudacxxDiagnostics, TransactionCountsOutOfRange) {
 }
 
 TEST(LibcudacxxDiagnostics, ExpectedArrivalsOutOfRange) {
-  EXPECT_EQ(rule_of(make_scenario({init(0)})), "libcudacxx.expected-range");
-  EXPECT_EQ(rule_of(make_scenario({init(1048576)})), "libcudacxx.expected-range");
-  EXPECT_EQ(rule_of(make_scenario({init(1048575)})), "");
+  EXPECT_EQ(rule_of(make_scenario(json::array({init(0)}))), "libcudacxx.expected-range");
+  EXPECT_EQ(rule_of(make_scenario(json::array({init(1048576)}))), "libcudacxx.expected-range");
+  EXPECT_EQ(rule_of(make_scenario(json::array({init(1048575)}))), "");
 }
 
 TEST(LibcudacxxDiagnostics, IntegerOperandsMustBeIntegers) {
@@ -351,7 +353,7 @@ TEST(LibcudacxxDiagnostics, IntegerOperandsMustBeIntegers) {
 TEST(CallSteps, UnusableCallStepsNameTheField) {
   auto input_rule = [](json step) {
     try {
-      scenario::from_json(make_scenario({step}), "");
+      scenario::from_json(make_scenario(json::array({step})), "");
       return std::string();
     } catch (const scenario::InputError& e) {
       return e.diagnostic().where + " " + e.diagnostic().message;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# ctest: the fuzz_* tests only fuzz (issue 24). Each fuzzer is a target the build made before ctest
-# runs, no fuzz test compiles anything or holds the whole machine (RUN_SERIAL), and each says its
-# budget. Usage: fuzz_targets.sh BUILD_DIR
+# ctest: the fuzz_* tests only fuzz (issue 24). Each fuzzer is a target of the sanitized build itself
+# (not of a project of its own), made before ctest runs; no fuzz test compiles anything or holds the
+# whole machine (RUN_SERIAL), and each says its budget. Usage: fuzz_targets.sh BUILD_DIR
 set -euo pipefail
 build=$1
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -21,7 +21,8 @@ props = {p["name"]: p["value"] for p in x.get("properties", [])}
 if props.get("RUN_SERIAL"): sys.exit(f"FAIL: fuzz_{t} is RUN_SERIAL: it holds the whole machine")
 if float(props.get("TIMEOUT", 1e9)) > 300: sys.exit(f"FAIL: fuzz_{t} may run {props.get('TIMEOUT')} s")
 PY
-  [ -x "$build/fuzz/fuzz_$t" ] || fail "fuzz_$t was not built by the build (build/fuzz/fuzz_$t missing)"
+  [ -x "$build/fuzz/fuzz_$t" ] || fail "fuzz_$t was not built by the build ($build/fuzz/fuzz_$t missing)"
+  ninja -C "$build" -t query "fuzz/fuzz_$t" >/dev/null 2>&1 || fail "fuzz/fuzz_$t is not a target of $build"
 done
 # The test only runs the fuzzer: no compiler is started inside it.
 ! grep -q 'clang++ .*-fsanitize=fuzzer' "$root/tests/fuzz/run.sh" || fail "tests/fuzz/run.sh compiles its fuzzer"

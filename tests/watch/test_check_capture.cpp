@@ -1,7 +1,7 @@
 // tmakit::check's capture (include/tmakit/check/capture.hpp) on the stand-in libcuda
 // (stand_in_check.cpp: host-mapped memory is plain memory, a module's globals are fields of
 // the stand-in's module). The expectations are trace.hpp's layout and docs/check.md's trace
-// directory, read back independently here.
+// directory, read back independently here. Also the PTX filter's command words (ptx_filter.hpp).
 #include <gtest/gtest.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tmakit/check/capture.hpp"
+#include "tmakit/check/ptx_filter.hpp"
 #include "tmakit/instrument/instrument.hpp"
 
 namespace {
@@ -236,6 +237,16 @@ TEST(CheckCapture, ModuleIdLineAfterTheTraceDeclaration) {
   back.erase(line, with_id->find('\n', line) + 1 - line);
   EXPECT_EQ(back, inst.text);
   EXPECT_FALSE(tmakit::check::add_module_id(read_file(kModule), nullptr));  // not instrumented
+}
+
+// `check --ptx-filter CMD`: the words the preload library runs (test_check_ptx_filter.cpp runs them).
+TEST(PtxFilterCommand, WordsAreSplitAtSpacesAndTabsOnly) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(tmakit::check::split_filter_command("python3 m.py filter expect-long16"),
+            (V{"python3", "m.py", "filter", "expect-long16"}));
+  EXPECT_EQ(tmakit::check::split_filter_command("  a\t\tb  "), (V{"a", "b"}));
+  EXPECT_EQ(tmakit::check::split_filter_command("sh -c 'x y'"), (V{"sh", "-c", "'x", "y'"}));  // no quoting
+  EXPECT_TRUE(tmakit::check::split_filter_command(" \t ").empty());
 }
 
 }  // namespace

@@ -10,7 +10,6 @@
 
 #include "check_hooks_fixture.hpp"
 #include "tmakit/check/capture.hpp"
-#include "tmakit/check/ptx_filter.hpp"
 
 namespace {
 
@@ -153,15 +152,6 @@ TEST_F(CheckPtxFilter, AFilterThatCannotBeRunIsRefusedBeforeTheCommand) {
     EXPECT_NE(r.err.find("tmakit check: --ptx-filter: error: " + said), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("[cli.ptx-filter]"), std::string::npos) << r.err;
   }
-}
-
-TEST(PtxFilterCommand, WordsAreSplitAtSpacesAndTabsOnly) {
-  using V = std::vector<std::string>;
-  EXPECT_EQ(tmakit::check::split_filter_command("python3 m.py filter expect-long16"),
-            (V{"python3", "m.py", "filter", "expect-long16"}));
-  EXPECT_EQ(tmakit::check::split_filter_command("  a\t\tb  "), (V{"a", "b"}));
-  EXPECT_EQ(tmakit::check::split_filter_command("sh -c 'x y'"), (V{"sh", "-c", "'x", "y'"}));  // no quoting
-  EXPECT_TRUE(tmakit::check::split_filter_command(" \t ").empty());
 }
 
 }  // namespace
