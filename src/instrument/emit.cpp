@@ -125,10 +125,13 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     pre.push_back("setp.ne.u64 " + on + ", " + base + ", 0;");
   else
     pre.push_back("setp.ne.and.u64 " + on + ", " + base + ", 0, " + (plan.guard_negated ? "!" : "") + plan.guard + ";");
+  // The pending ticket of the lane's last record goes to its slot's ticket word first
+  // (trace.hpp): its atomic was issued a site ago, so reading it here rarely waits.
+  for (const std::string& l : flush_ticket(prefix, w.d(2), w.d(3), w.p(8))) pre.push_back(l);
   // `tmakit check --ctas`: word 3 holds the clusters to trace, [low half, high half) by linear
   // %clusterid (a launch without clusters: each CTA is its own); 0 traces every cluster.
-  // Word 4: the cluster's own counter and region (trace.hpp), else word 2 and the whole buffer.
-  const std::string counter = w.d(3), first_index = w.d(4), room = w.d(5);
+  // Word 4: the counters (the next chunk, then one a traced cluster), word 5 how many.
+  const std::string counters = w.d(3), counter = w.d(4), capacity = w.d(5);
   {
     const std::string filter = w.d(2), in = w.p(7), a = w.r(1), b = w.r(2), c = w.r(3), lo = w.r(4), hi = w.r(5);
     pre.push_back("ld.global.u64 " + filter + ", " + trace(kTraceClustersWord) + ";");
@@ -144,22 +147,19 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     pre.push_back("setp.lt.and.u32 " + in + ", " + a + ", " + hi + ", " + in + ";");
     pre.push_back("setp.eq.or.u64 " + in + ", " + filter + ", 0, " + in + ";");
     pre.push_back("and.pred " + on + ", " + on + ", " + in + ";");
-    // k = the cluster's rank among those traced (lo is 0 without --ctas).
-    const std::string own = w.p(8), k = w.d(2);
+    // k = the cluster's rank among those traced (lo is 0 without --ctas), at most the last counter.
+    const std::string k = w.d(2), last = w.d(5);
     pre.push_back("sub.u32 " + a + ", " + a + ", " + lo + ";");
-    pre.push_back("ld.global.u64 " + counter + ", " + trace(kTraceCountersWord) + ";");
-    pre.push_back("setp.ne.u64 " + own + ", " + counter + ", 0;");
-    pre.push_back("mul.wide.u32 " + k + ", " + a + ", 8;");
-    pre.push_back("add.u64 " + k + ", " + counter + ", " + k + ";");
-    pre.push_back("mov.u64 " + counter + ", " + std::string(kTraceSymbol) + ";");
-    pre.push_back("add.u64 " + counter + ", " + counter + ", " + std::to_string(kTraceNextWord * 8) + ";");
-    pre.push_back("selp.b64 " + counter + ", " + k + ", " + counter + ", " + own + ";");
-    pre.push_back("ld.global.u64 " + room + ", " + trace(kTraceRegionWord) + ";");
+    pre.push_back("ld.global.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
+    pre.push_back("setp.ne.and.u64 " + on + ", " + counters + ", 0, " + on + ";");
+    pre.push_back("ld.global.u64 " + last + ", " + trace(kTraceCounterCountWord) + ";");
+    pre.push_back("setp.ne.and.u64 " + on + ", " + last + ", 0, " + on + ";");
+    pre.push_back("sub.u64 " + last + ", " + last + ", 1;");
     pre.push_back("cvt.u64.u32 " + k + ", " + a + ";");
-    pre.push_back("mul.lo.u64 " + first_index + ", " + k + ", " + room + ";");
-    pre.push_back("selp.b64 " + first_index + ", " + first_index + ", 0, " + own + ";");
-    pre.push_back("ld.global.u64 " + k + ", " + trace(kTraceCapacityWord) + ";");
-    pre.push_back("selp.b64 " + room + ", " + room + ", " + k + ", " + own + ";");
+    pre.push_back("min.u64 " + k + ", " + k + ", " + last + ";");
+    pre.push_back("mad.lo.u64 " + counter + ", " + k + ", 4, " + counters + ";");
+    pre.push_back("add.u64 " + counter + ", " + counter + ", " + std::to_string(kTicketCountersAt * 4) + ";");
+    pre.push_back("ld.global.u64 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
   }
 
   // Each value as a store operand. Addresses and, where the record follows the instruction,
@@ -189,13 +189,12 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     }
   }
 
-  // Reserve a record (three for a tensor operation: its map's two halves, then its own, kept
-  // together in index order); past the capacity nothing is written (the counter still counts).
-  // One atomic a warp: the lowest recording lane reserves for all the lanes that record and
-  // hands the first index round; each takes its own by its rank among them. A counter every
-  // thread of the GPU bumps is the trace's bottleneck (a shared-memory transpose: one record an
-  // element); the lanes executing the site together are the active mask, so the `.sync`
-  // instructions below wait for no one else.
+  // A ticket for each record (three for a tensor operation: its map's two halves, then its
+  // own, consecutive in the order), one atomic a warp: the lowest recording lane reserves for
+  // all the lanes that record; past the capacity nothing is written (the counter still counts).
+  // Its answer is read at the lane's next site (flush_ticket), not here, unless several lanes
+  // write records of their own and each needs its share now. The lanes executing the site
+  // together are the active mask, so the `.sync` instructions below wait for no one else.
   const int records = plan.map ? 3 : 1;
   const std::string head_reg = w.d(next_d++);  // the record's first 8 bytes, where they vary
   const uint32_t warp_at = lanes_at(plan);
@@ -205,6 +204,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
   // and the first one says the same), and they were most of a waiting kernel's records. The
   // thread's streak register holds the site of its last record when that was a failed wait.
   const std::string streak = streak_register(prefix), none = "0xFFFFFFFF";
+  const LaneRegisters lane = lane_registers(prefix);
   if (!plan.wait_result.empty()) {
     rec_lines.push_back("setp.ne.or.u32 " + w.p(3) + ", " + streak + ", " + std::to_string(id) + ", " +
                         plan.wait_result + ";");
@@ -213,8 +213,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
   const std::string voters_reg = w.r(next_r + 1);
   {
     const std::string mask = w.r(next_r++), voters = w.r(next_r++), below = w.r(next_r++), rank = w.r(next_r++),
-                      count = w.r(next_r++), lo = w.r(next_r++), hi = w.r(next_r++);
-    const std::string first = w.p(2), reserve = w.d(next_d++);
+                      count = w.r(next_r++), reserve = w.r(next_r++), share = w.r(next_r++);
+    const std::string first = w.p(2), several = w.p(6);
     const std::string n = std::to_string(records);
     auto& l = rec_lines;
     l.push_back("activemask.b32 " + mask + ";");
@@ -260,29 +260,39 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
       l.push_back("selp.u32 " + rank + ", 0, " + rank + ", " + uniform + ";");
     }
     l.push_back("setp.eq.and.u32 " + first + ", " + rank + ", 0, " + on + ";");
-    l.push_back("mul.wide.u32 " + reserve + ", " + count + ", " + n + ";");
-    l.push_back("mov.u64 " + rec + ", 0;");
-    l.push_back("@" + first + " atom.global.add.u64 " + rec + ", [" + counter + "], " + reserve + ";");
-    // The reserving lane: the lowest of the voters (bit-reversed, its count of leading zeros).
+    l.push_back("mul.lo.u32 " + reserve + ", " + count + ", " + n + ";");
+    l.push_back("@" + first + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + reserve + ";");
+    // Several lanes writing records of their own (values that differ): each takes its share of
+    // the reservation now, from the lowest voter (bit-reversed, its count of leading zeros).
+    // `several` is the same in every lane of the mask (vote.any), as shfl.sync needs.
+    l.push_back("setp.gt.and.u32 " + several + ", " + count + ", 1, " + on + ";");
+    l.push_back("vote.sync.any.pred " + several + ", " + several + ", " + mask + ";");
+    // Branched around, not predicated: an instruction that reads the ticket waits for the
+    // atomic's answer even where its predicate is false.
+    const std::string one_writer = "$" + prefix + "_one_writer_" + std::to_string(id);
+    l.push_back("@!" + several + " bra.uni " + one_writer + ";");
     l.push_back("brev.b32 " + below + ", " + voters + ";");
     l.push_back("clz.b32 " + below + ", " + below + ";");
-    l.push_back("mov.b64 {" + lo + ", " + hi + "}, " + rec + ";");
-    l.push_back("shfl.sync.idx.b32 " + lo + ", " + lo + ", " + below + ", 31, " + mask + ";");
-    l.push_back("shfl.sync.idx.b32 " + hi + ", " + hi + ", " + below + ", 31, " + mask + ";");
-    l.push_back("mov.b64 " + rec + ", {" + lo + ", " + hi + "};");
-    l.push_back("mul.wide.u32 " + reserve + ", " + rank + ", " + n + ";");
-    l.push_back("add.u64 " + rec + ", " + rec + ", " + reserve + ";");
+    l.push_back("shfl.sync.idx.b32 " + share + ", " + lane.ticket + ", " + below + ", 31, " + mask + ";");
+    l.push_back("mad.lo.u32 " + lane.ticket + ", " + rank + ", " + n + ", " + share + ";");
+    l.push_back(one_writer + ":");
+    // The slots: the lane's chunk, or a new one where it has no room left for `records`.
+    const std::string used = w.r(next_r++), fresh = w.p(8), slot = w.d(next_d++);
+    l.push_back("and.b32 " + used + ", " + lane.slot + ", " + std::to_string(kChunkRecords - 1) + ";");
+    l.push_back("setp.eq.u32 " + fresh + ", " + used + ", 0;");
+    if (records > 1)
+      l.push_back("setp.gt.or.u32 " + fresh + ", " + used + ", " + std::to_string(kChunkRecords - records) + ", " + fresh + ";");
+    l.push_back("and.pred " + fresh + ", " + fresh + ", " + on + ";");
+    l.push_back("@" + fresh + " atom.global.add.u32 " + used + ", [" + counters + "], 1;");
+    // Clamped so that the slot number cannot wrap round into the buffer (a capacity is below 2^27).
+    l.push_back("@" + fresh + " min.u32 " + used + ", " + used + ", " + std::to_string(1u << 27) + ";");
+    l.push_back("@" + fresh + " mul.lo.u32 " + lane.slot + ", " + used + ", " + std::to_string(kChunkRecords) + ";");
+    l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
+    l.push_back("setp.lt.and.u64 " + write + ", " + slot + ", " + capacity + ", " + on + ";");
+    l.push_back("mad.lo.u64 " + rec + ", " + slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
+    l.push_back("@" + write + " mov.u32 " + lane.pending + ", " + lane.slot + ";");
+    l.push_back("@" + on + " add.u32 " + lane.slot + ", " + lane.slot + ", " + n + ";");
   }
-  // The index is the cluster's (or the launch's): within its room, then placed in its region.
-  if (records == 1) {
-    rec_lines.push_back("setp.lt.and.u64 " + write + ", " + rec + ", " + room + ", " + on + ";");
-  } else {
-    const std::string last = w.d(next_d++);
-    rec_lines.push_back("add.u64 " + last + ", " + rec + ", " + std::to_string(records) + ";");
-    rec_lines.push_back("setp.le.and.u64 " + write + ", " + last + ", " + room + ", " + on + ";");
-  }
-  rec_lines.push_back("add.u64 " + rec + ", " + rec + ", " + first_index + ";");
-  rec_lines.push_back("mad.lo.u64 " + rec + ", " + rec + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
   if (warp_at) {
     rec_lines.push_back("and.pred " + w.p(5) + ", " + write + ", " + uniform + ";");
     rec_lines.push_back(store(w.p(5), rec, warp_at, 4, voters_reg));
@@ -323,6 +333,29 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
 
 std::string streak_register(const std::string& prefix) { return "%" + prefix + "_last"; }
 
+LaneRegisters lane_registers(const std::string& prefix) {
+  return {"%" + prefix + "_ticket", "%" + prefix + "_pending", "%" + prefix + "_slot"};
+}
+
+std::vector<std::string> flush_ticket(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
+                                      const std::string& p_pending) {
+  const LaneRegisters lane = lane_registers(prefix);
+  return {"setp.ne.u32 " + p_pending + ", " + lane.pending + ", " + std::to_string(kNoTicket) + ";",
+          "@" + p_pending + " ld.global.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
+          "@" + p_pending + " mad.wide.u32 " + d_at + ", " + lane.pending + ", 4, " + d_tickets + ";",
+          "@" + p_pending + " st.global.u32 [" + d_at + "], " + lane.ticket + ";",
+          "mov.u32 " + lane.pending + ", " + std::to_string(kNoTicket) + ";"};
+}
+
+Code function_exit(const std::string& prefix) {
+  Writer w(prefix);
+  Code c;
+  c.before.push_back("// " + prefix + ": the last record's ticket, before the function returns");
+  for (const std::string& l : flush_ticket(prefix, w.d(0), w.d(1), w.p(0))) c.before.push_back(l);
+  c.regs = w.regs();
+  return c;
+}
+
 std::vector<std::string> function_prologue(const RegCounts& regs, const std::string& prefix) {
   std::vector<std::string> out;
   auto bank = [&](const char* type, const char* b, int n) {
@@ -332,8 +365,12 @@ std::vector<std::string> function_prologue(const RegCounts& regs, const std::str
   bank("b32", "r", regs.r);
   bank("b16", "h", regs.h);
   bank("pred", "p", regs.p);
-  out.push_back(".reg .b32 " + streak_register(prefix) + ";");
+  const LaneRegisters lane = lane_registers(prefix);
+  out.push_back(".reg .b32 " + streak_register(prefix) + ", " + lane.ticket + ", " + lane.pending + ", " + lane.slot + ";");
   out.push_back("mov.u32 " + streak_register(prefix) + ", 0xFFFFFFFF;");
+  out.push_back("mov.u32 " + lane.ticket + ", 0;");
+  out.push_back("mov.u32 " + lane.pending + ", " + std::to_string(kNoTicket) + ";");
+  out.push_back("mov.u32 " + lane.slot + ", 0;");  // no chunk yet: the first record takes one
   return out;
 }
 

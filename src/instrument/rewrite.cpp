@@ -234,6 +234,7 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   std::vector<Pending> pending;
   std::vector<FunctionFacts> facts(m.module.functions.size());
   std::vector<size_t> fn_open(m.module.functions.size(), 0);
+  std::vector<std::pair<size_t, size_t>> exits;  // (function, offset) of each ret and exit
   size_t next_fn = 0, current = SIZE_MAX;
   bool addressed = false, pending_header = false;
   std::string header;
@@ -281,6 +282,8 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     if (current == SIZE_MAX) continue;
     const ptx::Function& fn = m.module.functions[current];
     note_call(p.statement, facts[current]);
+    if (const std::string_view mn = p.statement.mnemonic(); mn == "ret" || mn == "ret.uni" || mn == "exit")
+      exits.push_back({current, begin});
     const std::string where = file + ":" + std::to_string(p.statement.line) + ":" + std::to_string(p.statement.column);
     auto plan = detail::plan_site(p, fn.symbols, ops, out.diags, where);
     if (!plan) continue;
@@ -316,6 +319,13 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     site.lanes_at = detail::lanes_at(s.plan);
     out.sites.push_back(std::move(site));
   }
+  // A lane's last record has its ticket written before the function returns (trace.hpp).
+  const detail::Code exit_code = detail::function_exit(prefix);
+  for (const auto& [f, offset] : exits)
+    if (has_site[f]) {
+      splice.before(offset, exit_code.before);
+      fn_regs[f].at_least(exit_code.regs);
+    }
   for (size_t f = 0; f < fn_open.size(); ++f)
     if (fn_open[f] && has_site[f]) splice.after(fn_open[f], detail::function_prologue(fn_regs[f], prefix), "\t");
   if (out.diags.has_errors()) {

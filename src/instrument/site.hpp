@@ -74,4 +74,20 @@ std::vector<std::string> function_prologue(const RegCounts& regs, const std::str
 // The wait-streak register: the site of the thread's last record when that was a failed wait.
 std::string streak_register(const std::string& prefix);
 
+// A lane's registers for its records (trace.hpp): the ticket of its last record (the answer of
+// an atomic still in flight, maybe), the slot that record is in (kNoTicket: none pending), and
+// its next free slot (a multiple of kChunkRecords: its chunk is full, or it has none).
+struct LaneRegisters {
+  std::string ticket, pending, slot;
+};
+LaneRegisters lane_registers(const std::string& prefix);
+
+// Lines that write the lane's pending ticket to its slot's ticket word, if one is pending; they
+// use the two 64-bit registers and the predicate given.
+std::vector<std::string> flush_ticket(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
+                                      const std::string& p_pending);
+
+// What goes before each `ret` and `exit` of a function with sites: the pending ticket's write.
+Code function_exit(const std::string& prefix);
+
 }  // namespace tmakit::instrument::detail

@@ -209,17 +209,21 @@ inline std::vector<std::string> lines_of_site(const std::string& text, uint32_t 
   while (std::getline(in, l)) {
     if (l.find("// __tmakit site ") != std::string::npos)
       on = l.find("// __tmakit site " + std::to_string(id) + ":") != std::string::npos;
+    if (l.find("// __tmakit: ") != std::string::npos) on = false;  // a function's exit (function_exit)
     if (on && l.find("__tmakit") != std::string::npos) out.push_back(l);
   }
   return out;
 }
 
-// Records the instrumented text writes: its reservations of a record index.
+// Records the instrumented text writes: its reservations of tickets (trace.hpp), one a site
+// (an atom.add into the lane's ticket register; the other atom.add a site has takes a chunk).
 inline size_t count_records(const std::string& text) {
   size_t n = 0;
-  const std::string next = "[%__tmakit";  // the counter's address: the launch's or the cluster's
-  for (size_t k = text.find("atom.global.add.u64"); k != std::string::npos; k = text.find("atom.global.add.u64", k + 1))
-    n += text.compare(text.find('[', k), next.size(), next) == 0;
+  const std::string atom = "atom.global.add.u32 %";
+  for (size_t k = text.find(atom); k != std::string::npos; k = text.find(atom, k + 1)) {
+    const size_t comma = text.find(',', k);
+    n += comma != std::string::npos && text.compare(comma - 7, 7, "_ticket") == 0;
+  }
   return n;
 }
 

@@ -61,9 +61,10 @@ MapRead read_site(const std::vector<std::string>& lines) {
   static const std::regex ld(R"(@%__tmakit_p1 ld(\.\w+)?\.b64 (%__tmakit_d\d+), \[([^\]]+)\];)");
   static const std::regex st(R"(@%__tmakit_p1 st\.global\.b64 \[%__tmakit_d1\+(\d+)\], (\S+);)");
   static const std::regex st2(R"(@%__tmakit_p1 st\.global\.v2\.b64 \[%__tmakit_d1\+(\d+)\], \{(\S+), (\S+)\};)");
-  // One reservation for the warp's recording lanes; each lane's share: `mul.wide.u32 …, rank|count, N`.
-  static const std::regex atom(R"(atom\.global\.add\.u64 %__tmakit_d1, \[%__tmakit_d3\], %__tmakit_d\d+;)");
-  static const std::regex share(R"(mul\.wide\.u32 %__tmakit_d\d+, %__tmakit_r\d+, (\d+);)");
+  // One reservation of tickets for the warp's recording lanes (`mul.lo.u32 …, count, N`, then an
+  // atom.add into the lane's ticket register); each lane's slots: its chunk, advanced by N.
+  static const std::regex atom(R"(atom\.global\.add\.u32 %__tmakit_ticket, \[%__tmakit_d4\], %__tmakit_r\d+;)");
+  static const std::regex share(R"(add\.u32 %__tmakit_slot, %__tmakit_slot, (\d+);)");
   MapRead m;
   int record = 0;
   std::vector<std::string> loaded;  // the registers loaded since the last store of them

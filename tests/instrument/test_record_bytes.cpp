@@ -1,12 +1,14 @@
 // What a site's inserted lines do, run by a small interpreter of the PTX they use, for a warp
-// of lanes in lockstep: the trace words, the warp's one reservation (activemask, ballot, atom,
-// shfl), the record bytes (ids packed with bfi and mov.b64 {lo, hi}, head last) and the wait
-// streak. Expectations are written from trace.hpp's Record and docs/check.md's rules, not from
-// the emitter: a packing mistake, an index handed to the wrong lane, a record written past the
-// capacity or a poll recorded twice shows here and not only on the GPU.
+// of lanes in lockstep: the trace words, the warp's one ticket reservation (activemask, ballot,
+// atom, shfl), each lane's chunk of slots, the ticket written at the lane's next site, the
+// record bytes (ids packed with bfi and mov.b64 {lo, hi}, head last) and the wait streak.
+// Expectations are written from trace.hpp's contract and docs/check.md's rules, not from the
+// emitter: a packing mistake, a ticket handed to the wrong lane, two lanes in one chunk, a
+// record written past the capacity or a poll recorded twice shows here and not only on the GPU.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <algorithm>
 #include <map>
 #include <regex>
 
@@ -40,25 +42,50 @@ const char* const kModule = R"(.version 8.6
 )";
 constexpr uint32_t kInit = 0, kLoad = 1, kWait = 2;  // the sites, in module order
 
-// Where the interpreter puts `__tmakit_trace` and the per-cluster counters (word 4).
-constexpr uint64_t kTraceAt = 0x7000000, kCountersAt = 0x8000000;
+// Where the interpreter puts `__tmakit_trace`, the record slots, their tickets and the counters.
+constexpr uint64_t kTraceAt = 0x7000000, kRecordsAt = 0x100000, kTicketsAt = 0x9000000, kCountersAt = 0x8000000;
 
-// A warp's state: the trace's six words, the records buffer, each lane's registers.
+// A warp's state: the trace's six words, the slots, tickets and counters, each lane's registers.
 struct Warp {
-  uint64_t words[6] = {0x100000, 0, 0, 0, 0, 0};  // records at 0x100000; capacity, next set by the test
-  std::map<uint64_t, uint64_t> counters;          // word 4's counters, by index
-  std::vector<uint8_t> mem;                       // the records
+  uint64_t words[6] = {kRecordsAt, 0, kTicketsAt, 0, kCountersAt, 1};  // capacity set by the constructor
+  std::vector<uint32_t> counters;  // word 4's: [0] the next chunk, [1] unused, [2 + k] cluster k's tickets
+  std::vector<uint8_t> mem;        // the record slots
+  std::vector<uint32_t> tickets;
   std::vector<std::map<std::string, uint64_t>> regs;
   std::vector<bool> active;
 
-  explicit Warp(int lanes, uint64_t capacity) : mem(capacity * instrument::kRecordBytes, 0), regs(lanes), active(lanes, true) {
+  explicit Warp(int lanes, uint64_t capacity, int clusters = 1)
+      : counters(2 + clusters, 0), mem(capacity * instrument::kRecordBytes, 0), tickets(capacity, instrument::kNoTicket),
+        regs(lanes), active(lanes, true) {
     words[1] = capacity;
+    words[5] = static_cast<uint64_t>(clusters);
     for (int l = 0; l < lanes; ++l) regs[l]["%tid.x"] = static_cast<uint64_t>(l), regs[l]["%ctaid.x"] = 7;
   }
-  Record record(size_t i) const {
+  Record record(size_t slot) const {
     Record r;
-    std::memcpy(&r, mem.data() + i * sizeof r, sizeof r);
+    std::memcpy(&r, mem.data() + slot * sizeof r, sizeof r);
     return r;
+  }
+  uint32_t chunks() const { return counters[0]; }
+  uint32_t made(int cluster = 0) const { return counters[2 + cluster]; }
+  // The records in the order their tickets give (trace.hpp): each ticketed slot by its ticket;
+  // a tensor operation's map halves carry the first of its three, its other two follow.
+  std::vector<Record> in_order() const {
+    std::vector<std::pair<uint32_t, size_t>> by_ticket;
+    for (size_t s = 0; s < tickets.size(); ++s)
+      if (tickets[s] != instrument::kNoTicket) by_ticket.push_back({tickets[s], s});
+    std::sort(by_ticket.begin(), by_ticket.end());
+    std::vector<Record> out;
+    for (auto [ticket, s] : by_ticket) {
+      out.push_back(record(s));
+      if (record(s).op == static_cast<uint16_t>(TraceOp::tensor_map_lo)) out.push_back(record(s + 1)), out.push_back(record(s + 2));
+    }
+    return out;
+  }
+  size_t slots_written() const {
+    size_t n = 0;
+    for (size_t s = 0; s < tickets.size(); ++s) n += record(s).op != 0;
+    return n;
   }
 };
 
@@ -82,10 +109,17 @@ std::vector<std::string> operands(std::string s) {  // "a, {b, c}, [d+8]" → a 
 // Runs `lines` for every active lane of `w`, one instruction at a time for the whole warp.
 void run(Warp& w, const std::vector<std::string>& lines) {
   static const std::regex stmt(R"(^\s*(?:@(!?)(\S+)\s+)?([a-z][\w.:]*)\s+(.*);\s*$)");
+  static const std::regex label(R"(^\s*(\$\w+):\s*$)");
   const int lanes = static_cast<int>(w.regs.size());
+  std::string skip_to;  // a taken bra.uni's label
   for (const std::string& line : lines) {
     std::smatch m;
     if (line.find("//") != std::string::npos && line.find("//") < line.find_first_not_of(" \t") + 1) continue;
+    if (std::regex_match(line, m, label)) {
+      if (m[1] == skip_to) skip_to.clear();
+      continue;
+    }
+    if (!skip_to.empty()) continue;
     ASSERT_TRUE(std::regex_match(line, m, stmt)) << line;
     const bool neg = m[1] == "!";
     const std::string guard = m[2], op = m[3];
@@ -102,6 +136,23 @@ void run(Warp& w, const std::vector<std::string>& lines) {
     uint32_t mask = 0;
     for (int l = 0; l < lanes; ++l) mask |= w.active[l] ? 1u << l : 0;
     // Warp-wide instructions: their result needs every lane's operand first.
+    if (op == "bra.uni") {  // uniform: every running lane agrees on the guard
+      int taken = -1;
+      for (int l = 0; l < lanes; ++l) {
+        if (!w.active[l]) continue;
+        const int t = runs(l);
+        ASSERT_TRUE(taken == -1 || taken == t) << "a bra.uni the lanes disagree on: " << line;
+        taken = t;
+      }
+      if (taken == 1) skip_to = ops[0];
+      continue;
+    }
+    if (op == "vote.sync.any.pred") {
+      bool any = false;
+      for (int l = 0; l < lanes; ++l) any = any || (runs(l) && val(l, ops[1]));
+      for (int l = 0; l < lanes; ++l) if (runs(l)) w.regs[l][ops[0]] = any;
+      continue;
+    }
     if (op == "vote.sync.ballot.b32") {
       uint64_t bits = 0;
       for (int l = 0; l < lanes; ++l) if (runs(l) && val(l, ops[1])) bits |= 1ull << l;
@@ -157,19 +208,21 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = 0x4D41500000000000ull | at(ops[1]).second;
       } else if (op == "mov.u64" && ops[1] == "__tmakit_trace") {
         r[ops[0]] = kTraceAt;
-      } else if (op == "atom.global.add.u64") {  // [reg]: word 2, or one of word 4's counters
+      } else if (op == "atom.global.add.u32") {  // [reg]: one of word 4's counters
         const uint64_t addr = val(l, ops[1].substr(1, ops[1].size() - 2));
-        uint64_t& counter = addr == kTraceAt + 16 ? w.words[2] : w.counters[(addr - kCountersAt) / 8];
-        ASSERT_TRUE(addr == kTraceAt + 16 || (w.words[4] == kCountersAt && addr >= kCountersAt && addr % 8 == 0)) << line;
+        ASSERT_TRUE(addr >= kCountersAt && addr % 4 == 0 && (addr - kCountersAt) / 4 < w.counters.size()) << line;
+        uint32_t& counter = w.counters[(addr - kCountersAt) / 4];
+        ASSERT_NE(addr, kCountersAt + 4) << "counter 1 is unused: " << line;
         r[ops[0]] = counter;
-        counter += v(2);
+        counter += static_cast<uint32_t>(v(2));
       } else if (op.rfind("setp.", 0) == 0) {
-        static const std::regex setp(R"(setp\.(ne|eq|lt|le|ge)(?:\.(and|or))?\.[us](32|64))");
+        static const std::regex setp(R"(setp\.(ne|eq|lt|le|ge|gt)(?:\.(and|or))?\.[us](32|64))");
         std::smatch s;
         ASSERT_TRUE(std::regex_match(op, s, setp)) << line;
         uint64_t a = v(1), b = v(2);
         if (s[3] == "32") a &= 0xFFFFFFFF, b &= 0xFFFFFFFF;
-        bool c = s[1] == "ne" ? a != b : s[1] == "eq" ? a == b : s[1] == "lt" ? a < b : s[1] == "ge" ? a >= b : a <= b;
+        bool c = s[1] == "ne" ? a != b : s[1] == "eq" ? a == b : s[1] == "lt" ? a < b : s[1] == "ge" ? a >= b
+               : s[1] == "gt" ? a > b : a <= b;
         if (s[2] == "and") c = c && v(3);
         if (s[2] == "or") c = c || v(3);
         r[ops[0]] = c;
@@ -204,6 +257,18 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = v(1) * v(2) + v(3);
       } else if (op == "mul.lo.u64") {
         r[ops[0]] = v(1) * v(2);
+      } else if (op == "sub.u64") {
+        r[ops[0]] = v(1) - v(2);
+      } else if (op == "min.u64") {
+        r[ops[0]] = std::min(v(1), v(2));
+      } else if (op == "min.u32") {
+        r[ops[0]] = std::min(v(1) & 0xFFFFFFFF, v(2) & 0xFFFFFFFF);
+      } else if (op == "mul.lo.u32") {
+        r[ops[0]] = (v(1) * v(2)) & 0xFFFFFFFF;
+      } else if (op == "add.u32") {
+        r[ops[0]] = (v(1) + v(2)) & 0xFFFFFFFF;
+      } else if (op == "mad.wide.u32") {
+        r[ops[0]] = (v(1) & 0xFFFFFFFF) * (v(2) & 0xFFFFFFFF) + v(3);
       } else if (op == "sub.u32") {
         r[ops[0]] = (v(1) - v(2)) & 0xFFFFFFFF;
       } else if (op == "mad.lo.u32") {
@@ -223,8 +288,14 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = (val(l, parts[0]) & 0xFFFFFFFF) | val(l, parts[1]) << 32;
       } else if (op.rfind("mov.", 0) == 0) {
         r[ops[0]] = v(1);
+      } else if (op == "st.global.u32") {  // a ticket
+        auto [base, off] = at(ops[0]);
+        const uint64_t addr = r[base] + off;
+        ASSERT_TRUE(addr >= kTicketsAt && addr % 4 == 0 && (addr - kTicketsAt) / 4 < w.tickets.size()) << line;
+        w.tickets[(addr - kTicketsAt) / 4] = static_cast<uint32_t>(v(1));
       } else if (op.rfind("st.global.", 0) == 0) {
         auto [base, off] = at(ops[0]);
+        ASSERT_GE(r[base] + off, w.words[0]) << "a store before the slots: " << line;
         const uint64_t addr = r[base] + off - w.words[0];
         std::vector<uint64_t> vals;
         int bytes = 8;
@@ -261,27 +332,44 @@ struct Instrumented {
     }
     return out;
   }
+  std::vector<std::string> exit() const {  // the lines before the entry's `ret`
+    std::vector<std::string> out;
+    std::istringstream in(r.text);
+    std::string l;
+    bool on = false;
+    while (std::getline(in, l)) {
+      on = on || l.find("// __tmakit: ") != std::string::npos;
+      if (on && l.find("ret;") != std::string::npos) break;
+      if (on) out.push_back(l);
+    }
+    EXPECT_FALSE(out.empty()) << "no exit lines before the ret";
+    return out;
+  }
 };
 
 TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
   Instrumented in;
   ASSERT_EQ(in.r.status, 0) << (in.r.diags.empty() ? "" : format(in.r.diags[0]));
   ASSERT_EQ(in.r.sites.size(), 3u);
-  Warp w(1, 8);
+  Warp w(1, 64);
   w.regs[0] = {{"%ctaid.x", 0x01020304}, {"%ctaid.y", 0x1112}, {"%ctaid.z", 0x2122}, {"%tid.x", 0x3132},
                {"%tid.y", 0x4142}, {"%tid.z", 0x5152}, {"%cluster_ctarank", 0x6162}, {"%clusterid.x", 0x71727374},
                {"%clusterid.y", 0x8182}, {"%clusterid.z", 0x9192}, {"%p2", 1}};
   run(w, in.prologue());
   run(w, lines_of_site(in.r.text, kInit));
   run(w, lines_of_site(in.r.text, kLoad));
+  run(w, in.exit());
   Record want{};
   want.ctaid_x = 0x01020304, want.ctaid_y = 0x1112, want.ctaid_z = 0x2122;
   want.tid_x = 0x3132, want.tid_y = 0x4142, want.tid_z = 0x5152, want.cluster_ctarank = 0x6162;
   want.clusterid_x = 0x71727374, want.clusterid_y = 0x8182, want.clusterid_z = 0x9192;
-  // mbarrier.init, then the tensor load's map halves and its own record.
+  // mbarrier.init, then the tensor load's map halves and its own record: four tickets, one chunk.
   const std::pair<uint32_t, TraceOp> heads[4] = {{kInit, TraceOp::mbar_init}, {kLoad, TraceOp::tensor_map_lo},
                                                  {kLoad, TraceOp::tensor_map_hi}, {kLoad, TraceOp::tensor_load}};
-  EXPECT_EQ(w.words[2], 4u);
+  EXPECT_EQ(w.made(), 4u);
+  EXPECT_EQ(w.chunks(), 1u);
+  const std::vector<Record> got_all = w.in_order();
+  ASSERT_EQ(got_all.size(), 4u);
   for (int k = 0; k < 4; ++k) {
     SCOPED_TRACE(k);
     want.site = heads[k].first;
@@ -289,7 +377,9 @@ TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
     // The init's values are the same in every recording lane (here one): a warp record. A
     // tensor operation (three records a lane) never is.
     want.flags = heads[k].second == TraceOp::mbar_init ? instrument::kFlagWarp : 0;
-    Record got = w.record(k);
+    const Record& got = got_all[k];
+    const Record slot = w.record(k);
+    EXPECT_EQ(std::memcmp(&slot, &got, sizeof got), 0) << "a lane fills its chunk in program order";
     // Bytes 0..31 (head and ids) exactly; the values are the table's business (other tests).
     EXPECT_EQ(std::memcmp(&got, &want, 32), 0) << "site " << got.site << " op " << got.op << " ctaid " << std::hex
                                                 << got.ctaid_x << " " << got.ctaid_y << " " << got.ctaid_z << " tid "
@@ -300,24 +390,71 @@ TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
   for (int half = 0; half < 2; ++half)
     for (int k = 0; k < 8; ++k) {
       uint64_t v;
-      std::memcpy(&v, w.record(1 + half).values + 8 * k, 8);
+      std::memcpy(&v, got_all[1 + half].values + 8 * k, 8);
       EXPECT_EQ(v, 0x4D41500000000000ull | (64 * half + 8 * k)) << half << " " << k;
     }
 }
 
-// One reservation a warp: the recording lanes' records are consecutive, in lane order, from
-// where the counter stood; lanes whose guard is false write nothing; past the capacity nothing
-// is written but the counter still counts every record. Where every recording lane's values
-// agree, one warp record stands for them all: the lowest lane's ids, kFlagWarp, the lanes' mask
-// at the site's lanes_at.
+// A ticket is read, and written to its slot's ticket word, at the lane's next site (or before
+// its function returns), not at its own: a record's writing never waits for the atomic.
+TEST(InstrumentRecordBytes, ATicketIsWrittenAtTheLanesNextSite) {
+  Instrumented in;
+  Warp w(1, 64);
+  w.regs[0]["%p2"] = 1;
+  w.counters[2] = 7;  // seven tickets taken before
+  run(w, in.prologue());
+  run(w, lines_of_site(in.r.text, kInit));
+  EXPECT_EQ(w.record(0).op, static_cast<uint16_t>(TraceOp::mbar_init));
+  EXPECT_EQ(w.tickets[0], instrument::kNoTicket) << "written at the site itself";
+  run(w, lines_of_site(in.r.text, kInit));  // the next site: the first ticket lands
+  EXPECT_EQ(w.tickets[0], 7u);
+  EXPECT_EQ(w.tickets[1], instrument::kNoTicket);
+  run(w, in.exit());
+  EXPECT_EQ(w.tickets[1], 8u);
+  run(w, in.exit());  // nothing pending: nothing written again
+  EXPECT_EQ(w.tickets[2], instrument::kNoTicket);
+  EXPECT_EQ(w.made(), 9u);
+}
+
+// A lane's chunk holds kChunkRecords slots: the record after them takes a new chunk, and so does
+// a tensor operation (three slots) that would not fit in what is left.
+TEST(InstrumentRecordBytes, ALaneTakesANewChunkWhenItsOwnIsFull) {
+  Instrumented in;
+  Warp w(1, 64);
+  w.regs[0]["%p2"] = 1;
+  w.counters[0] = 2;  // chunks 0 and 1 are other lanes'
+  run(w, in.prologue());
+  for (uint32_t i = 0; i < instrument::kChunkRecords - 1; ++i) run(w, lines_of_site(in.r.text, kInit));
+  EXPECT_EQ(w.chunks(), 3u);
+  run(w, lines_of_site(in.r.text, kLoad));  // one slot left: a new chunk for its three
+  run(w, lines_of_site(in.r.text, kInit));
+  run(w, in.exit());
+  EXPECT_EQ(w.chunks(), 4u);
+  EXPECT_EQ(w.slots_written(), instrument::kChunkRecords - 1 + 4);
+  for (uint32_t s = 0; s < 2 * instrument::kChunkRecords; ++s) EXPECT_EQ(w.record(s).op, 0) << s;
+  EXPECT_EQ(w.record(3 * instrument::kChunkRecords - 1).op, 0) << "the slot the tensor operation did not fit in";
+  EXPECT_EQ(w.record(3 * instrument::kChunkRecords).op, static_cast<uint16_t>(TraceOp::tensor_map_lo));
+  EXPECT_EQ(w.record(3 * instrument::kChunkRecords + 3).op, static_cast<uint16_t>(TraceOp::mbar_init));
+  const std::vector<Record> order = w.in_order();
+  ASSERT_EQ(order.size(), instrument::kChunkRecords + 3);
+  EXPECT_EQ(order[instrument::kChunkRecords - 1].op, static_cast<uint16_t>(TraceOp::tensor_map_lo));
+  EXPECT_EQ(order[instrument::kChunkRecords + 1].op, static_cast<uint16_t>(TraceOp::tensor_load));
+  EXPECT_EQ(order.back().op, static_cast<uint16_t>(TraceOp::mbar_init));
+}
+
+// One reservation of tickets a warp: the recording lanes' tickets are consecutive, in lane
+// order, from where the counter stood, each lane's records in a chunk of its own; lanes whose
+// guard is false write nothing; past the capacity nothing is written but the counter still
+// counts every record. Where every recording lane's values agree, one warp record stands for
+// them all: the lowest lane's ids, kFlagWarp, the lanes' mask at the site's lanes_at.
 TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
   Instrumented in;
   ASSERT_GT(in.r.sites[kWait].lanes_at, 0u);
   for (bool same : {false, true})
-    for (uint64_t start : {0u, 5u}) {
+    for (uint32_t start : {0u, 5u}) {
       SCOPED_TRACE(testing::Message() << "start " << start << (same ? ", same parity" : ", parity by lane"));
-      Warp w(32, 64);
-      w.words[2] = start;
+      Warp w(32, 32 * instrument::kChunkRecords);
+      w.counters[2] = start;
       std::vector<int> voters;
       uint32_t mask = 0;
       for (int l = 0; l < 32; ++l) {
@@ -329,11 +466,15 @@ TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
       w.active[29] = false;  // a lane that is elsewhere (diverged, or exited) takes no part
       run(w, in.prologue());
       run(w, lines_of_site(in.r.text, kWait));
+      run(w, in.exit());
       const size_t n = same ? 1 : voters.size();
-      ASSERT_EQ(w.words[2], start + n);
-      for (size_t i = 0; i < start; ++i) EXPECT_EQ(w.record(i).op, 0) << i;
+      ASSERT_EQ(w.made(), start + n);
+      EXPECT_EQ(w.chunks(), n) << "a chunk a writing lane";
+      const std::vector<Record> order = w.in_order();
+      ASSERT_EQ(order.size(), n);
       for (size_t i = 0; i < n; ++i) {
-        const Record r = w.record(start + i);
+        const Record& r = order[i];
+        EXPECT_EQ(w.tickets[i * instrument::kChunkRecords], start + i) << i;
         EXPECT_EQ(r.op, static_cast<uint16_t>(TraceOp::mbar_try_wait)) << i;
         EXPECT_EQ(r.tid_x, voters[i]) << i;
         EXPECT_EQ((r.flags & instrument::kFlagWarp) != 0, same) << i;
@@ -342,7 +483,7 @@ TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
         std::memcpy(&lanes, reinterpret_cast<const uint8_t*>(&r) + in.r.sites[kWait].lanes_at, 4);
         EXPECT_EQ(lanes, same ? mask : 0u) << i;
       }
-      EXPECT_EQ(w.record(start + n).op, 0);
+      EXPECT_EQ(w.slots_written(), n);
     }
   // A poll that succeeded in some lanes and failed in others: the outcome differs, one record a lane.
   {
@@ -350,48 +491,65 @@ TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
     for (int l = 0; l < 4; ++l) w.regs[l]["%r1"] = 0, w.regs[l]["%p3"] = l < 2;
     run(w, in.prologue());
     run(w, lines_of_site(in.r.text, kWait));
-    ASSERT_EQ(w.words[2], 4u);
-    for (int l = 0; l < 4; ++l) EXPECT_EQ(w.record(l).flags, l < 2 ? instrument::kFlagWaitComplete : 0) << l;
+    run(w, in.exit());
+    ASSERT_EQ(w.made(), 4u);
+    const std::vector<Record> order = w.in_order();
+    ASSERT_EQ(order.size(), 4u);
+    for (int l = 0; l < 4; ++l) EXPECT_EQ(order[l].flags, l < 2 ? instrument::kFlagWaitComplete : 0) << l;
   }
   // The init's values are the same in every lane whose guard holds: one warp record for them.
   {
     Warp w(32, 64);
     uint32_t mask = 0;
     for (int l = 0; l < 32; ++l) w.regs[l]["%p2"] = l % 3 != 0, mask |= l % 3 ? 1u << l : 0;
+    run(w, in.prologue());
     run(w, lines_of_site(in.r.text, kInit));
-    ASSERT_EQ(w.words[2], 1u);
-    EXPECT_EQ(w.record(0).tid_x, 1);
+    run(w, in.exit());
+    ASSERT_EQ(w.made(), 1u);
+    ASSERT_EQ(w.in_order().size(), 1u);
+    EXPECT_EQ(w.in_order()[0].tid_x, 1);
     uint32_t lanes = 0;
     std::memcpy(&lanes, w.mem.data() + in.r.sites[kInit].lanes_at, 4);
     EXPECT_EQ(lanes, mask);
   }
   // Three records a lane for a tensor operation: each lane's three are together.
-  Warp w(4, 64);
-  for (int l = 0; l < 4; ++l) w.regs[l]["%p2"] = l != 1;
-  run(w, lines_of_site(in.r.text, kLoad));
-  ASSERT_EQ(w.words[2], 9u);
-  const int lane_of[3] = {0, 2, 3};
-  for (int i = 0; i < 9; ++i) {
-    const Record r = w.record(i);
-    EXPECT_EQ(r.tid_x, lane_of[i / 3]) << i;
-    EXPECT_EQ(r.op, static_cast<uint16_t>(i % 3 == 0 ? TraceOp::tensor_map_lo : i % 3 == 1 ? TraceOp::tensor_map_hi
-                                                                                           : TraceOp::tensor_load))
-        << i;
+  {
+    Warp w(4, 64);
+    for (int l = 0; l < 4; ++l) w.regs[l]["%p2"] = l != 1;
+    run(w, in.prologue());
+    run(w, lines_of_site(in.r.text, kLoad));
+    run(w, in.exit());
+    ASSERT_EQ(w.made(), 9u);
+    const std::vector<Record> order = w.in_order();
+    ASSERT_EQ(order.size(), 9u);
+    const int lane_of[3] = {0, 2, 3};
+    for (int i = 0; i < 9; ++i) {
+      const Record& r = order[i];
+      EXPECT_EQ(r.tid_x, lane_of[i / 3]) << i;
+      EXPECT_EQ(r.op, static_cast<uint16_t>(i % 3 == 0 ? TraceOp::tensor_map_lo : i % 3 == 1 ? TraceOp::tensor_map_hi
+                                                                                             : TraceOp::tensor_load))
+          << i;
+    }
   }
-  // A capacity of 10 and 21 voters whose values differ: 10 written, 21 counted.
-  Warp full(32, 10);
+  // A capacity of two chunks and 21 voters whose values differ: 2 written, 21 counted.
+  Warp full(32, 2 * instrument::kChunkRecords);
   for (int l = 0; l < 32; ++l) full.regs[l]["%r1"] = l & 1, full.regs[l]["%p3"] = 1, full.active[l] = l % 3 != 0;
   run(full, in.prologue());
   run(full, lines_of_site(in.r.text, kWait));
-  EXPECT_EQ(full.words[2], 21u);
-  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(full.record(i).op, static_cast<uint16_t>(TraceOp::mbar_try_wait)) << i;
+  run(full, in.exit());
+  EXPECT_EQ(full.made(), 21u);
+  EXPECT_EQ(full.chunks(), 21u);
+  EXPECT_EQ(full.slots_written(), 2u);
+  EXPECT_EQ(full.in_order().size(), 2u);
   // Tracing off (no records address): nothing reserved, nothing written.
-  Warp off(32, 10);
+  Warp off(32, 64);
   off.words[0] = 0;
   for (int l = 0; l < 32; ++l) off.regs[l]["%p2"] = 1;
-  std::vector<std::string> lines = lines_of_site(in.r.text, kInit);
-  run(off, lines);
-  EXPECT_EQ(off.words[2], 0u);
+  run(off, in.prologue());
+  run(off, lines_of_site(in.r.text, kInit));
+  run(off, in.exit());
+  EXPECT_EQ(off.made(), 0u);
+  EXPECT_EQ(off.chunks(), 0u);
 }
 
 // `tmakit check --ctas`: word 3 names the clusters traced, [low, high) by linear %clusterid
@@ -406,8 +564,9 @@ TEST(InstrumentRecordBytes, OnlyTheClustersOfWord3Record) {
       w.regs[l]["%clusterid.x"] = cx, w.regs[l]["%clusterid.y"] = cy;
       w.regs[l]["%nclusterid.x"] = 3, w.regs[l]["%nclusterid.y"] = 2;
     }
+    run(w, in.prologue());
     run(w, lines_of_site(in.r.text, kInit));
-    return w.words[2];
+    return w.made();
   };
   EXPECT_EQ(run_in(2, 1, 0), 1u);                      // no filter: traced (one warp record)
   const uint64_t four_to_six = 4 | uint64_t{6} << 32;  // clusters 4 and 5
@@ -417,14 +576,13 @@ TEST(InstrumentRecordBytes, OnlyTheClustersOfWord3Record) {
   EXPECT_EQ(run_in(0, 1, four_to_six), 0u);            // 3: out
 }
 
-// Word 4: each traced cluster takes its indices from its own counter and writes in its own
-// region of word 5 records (the k-th traced cluster: records from k × word 5), never past it.
-TEST(InstrumentRecordBytes, EachClusterRecordsInItsOwnRegionWithWord4) {
+// Words 4 and 5: each traced cluster takes its tickets from a counter of its own (the k-th
+// traced: counter 2 + k); a cluster past the counters there are takes the last one's.
+TEST(InstrumentRecordBytes, EachClusterTakesTicketsFromItsOwnCounter) {
   Instrumented in;
-  Warp w(2, 64);
+  Warp w(2, 64, 3);
   w.words[3] = 4 | uint64_t{8} << 32;  // --ctas 4-7: cluster 4 is the first traced
-  w.words[4] = kCountersAt;
-  w.words[5] = 16;
+  run(w, in.prologue());
   auto init_in = [&](uint32_t cluster) {
     for (int l = 0; l < 2; ++l) {
       w.regs[l]["%p2"] = 1;
@@ -433,20 +591,17 @@ TEST(InstrumentRecordBytes, EachClusterRecordsInItsOwnRegionWithWord4) {
     run(w, lines_of_site(in.r.text, kInit));
   };
   init_in(6), init_in(6), init_in(4);
-  EXPECT_EQ(w.counters[2], 2u);  // cluster 6, the third traced: two warp records
-  EXPECT_EQ(w.counters[0], 1u);  // cluster 4
-  EXPECT_EQ(w.words[2], 0u);     // the launch's counter is not used
-  EXPECT_EQ(w.record(32).op, static_cast<uint16_t>(TraceOp::mbar_init));  // region 2 starts at 2 × 16
-  EXPECT_EQ(w.record(33).op, static_cast<uint16_t>(TraceOp::mbar_init));
-  EXPECT_EQ(w.record(0).op, static_cast<uint16_t>(TraceOp::mbar_init));
-  EXPECT_EQ(w.record(1).op, 0);
-  EXPECT_EQ(w.record(34).op, 0);
-  // A full region: counted, not written (nothing lands in the next cluster's region).
-  w.counters[1] = 16;
-  init_in(5);
-  EXPECT_EQ(w.counters[1], 17u);
-  EXPECT_EQ(w.record(32 + 2).op, 0);
-  for (size_t i = 16; i < 32; ++i) EXPECT_EQ(w.record(i).op, 0) << i;
+  EXPECT_EQ(w.made(2), 2u);  // cluster 6, the third traced: two warp records
+  EXPECT_EQ(w.made(0), 1u);  // cluster 4
+  EXPECT_EQ(w.made(1), 0u);
+  init_in(7);                // the fourth traced: past the three counters, on the last
+  EXPECT_EQ(w.made(2), 3u);
+  run(w, in.exit());
+  // One lane wrote them all, in its one chunk, in program order.
+  EXPECT_EQ(w.chunks(), 1u);
+  EXPECT_EQ(w.slots_written(), 4u);
+  const uint32_t tickets[4] = {0, 1, 0, 2};
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(w.tickets[s], tickets[s]) << s;
 }
 
 // A wait loop: its first failed poll and its success are recorded, the polls between are not;
@@ -464,12 +619,15 @@ TEST(InstrumentRecordBytes, AWaitLoopIsRecordedAtItsFirstFailureAndItsSuccess) {
   poll(false), poll(false);                           // failed
   run(w, lines_of_site(in.r.text, kInit));           // an init: ends the streak
   poll(false), poll(false), poll(true);               // failed, succeeded
+  run(w, in.exit());
   const std::vector<std::pair<TraceOp, bool>> want = {
       {TraceOp::mbar_try_wait, false}, {TraceOp::mbar_try_wait, true}, {TraceOp::mbar_try_wait, false},
       {TraceOp::mbar_init, false},     {TraceOp::mbar_try_wait, false}, {TraceOp::mbar_try_wait, true}};
-  ASSERT_EQ(w.words[2], want.size());
+  ASSERT_EQ(w.made(), want.size());
+  const std::vector<Record> order = w.in_order();
+  ASSERT_EQ(order.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
-    const Record r = w.record(i);
+    const Record& r = order[i];
     EXPECT_EQ(r.op, static_cast<uint16_t>(want[i].first)) << i;
     EXPECT_EQ((r.flags & instrument::kFlagWaitComplete) != 0, want[i].second) << i;
   }

@@ -10,8 +10,8 @@
 //     hung kernel runs (the H100 copies on a non-blocking stream while a kernel spins), unless
 //     TMAKIT_STAND_IN_OUTCOME=hang-nocopy: then they do not finish while the kernel hangs;
 //   - a launch copies the records of TMAKIT_STAND_IN_TRACE (a trace.bin: 128-byte records, as
-//     an H100 run left them) into the buffer `__tmakit_trace` points at and sets the next-index
-//     word, as the kernel's atom.add would; then it is finished, or never finishes
+//     an H100 run left them) into the buffer `__tmakit_trace` points at, with their tickets and
+//     counts, as one lane of the kernel would (trace.hpp); then it is finished, or never finishes
 //     (TMAKIT_STAND_IN_OUTCOME=hang: events stay CUDA_ERROR_NOT_READY, cuCtxSynchronize blocks),
 //     or finishes after 0.2 s (=slow: events CUDA_ERROR_NOT_READY until then, as a real kernel
 //     longer than one query is),
@@ -119,7 +119,7 @@ abi::CUresult get_function(void** f, void* module, const char* name) {
   return 0;
 }
 
-// What the kernel would have written: the recorded records, then the next-index word.
+// What the kernel would have written: the recorded records, their tickets, the counters.
 abi::CUresult launch(void* f) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_sticky) return g_sticky;
@@ -132,10 +132,15 @@ abi::CUresult launch(void* f) {
     s << in.rdbuf();
     const std::string bytes = s.str();
     const uint64_t n = bytes.size() / 128;
-    // With a counter a cluster (word 4), the stand-in's kernel is all in the first cluster.
-    const uint64_t room = m->trace[4] ? m->trace[5] : m->trace[1];
-    std::memcpy(reinterpret_cast<void*>(m->trace[0]), bytes.data(), std::min<uint64_t>(n, room) * 128);
-    (m->trace[4] ? *reinterpret_cast<uint64_t*>(m->trace[4]) : m->trace[2]) += n;
+    // As one lane that made every record: slots 0.. in chunks of 16, tickets 0.., the counters
+    // (trace.hpp): chunks taken, then the first cluster's tickets.
+    auto* tickets = reinterpret_cast<uint32_t*>(m->trace[2]);
+    auto* counters = reinterpret_cast<uint32_t*>(m->trace[4]);
+    const uint64_t kept = std::min<uint64_t>(n, m->trace[1]);
+    std::memcpy(reinterpret_cast<void*>(m->trace[0]), bytes.data(), kept * 128);
+    for (uint64_t i = 0; i < kept; ++i) tickets[i] = static_cast<uint32_t>(i);
+    counters[0] += static_cast<uint32_t>((n + 15) / 16);
+    counters[2] += static_cast<uint32_t>(n);
   }
   const std::string outcome = env("TMAKIT_STAND_IN_OUTCOME");
   g_pending_forever = outcome == "hang" || outcome == "hang-nocopy";

@@ -67,8 +67,9 @@ enum class RecordsIn { device, host };
 // How the launch ended, for TraceBuffer::collect.
 enum class LaunchEnd { finished, running, faulted };
 
-// The records and the modules whose `__tmakit_trace` words point at them. Not thread-safe:
-// one launch at a time.
+// The records and the modules whose `__tmakit_trace` words point at them: the record slots,
+// their tickets and the counters (include/tmakit/instrument/trace.hpp). Not thread-safe: one
+// launch at a time.
 class TraceBuffer {
  public:
   static std::unique_ptr<TraceBuffer> create(const DriverCalls& driver, size_t capacity_records, std::string* why,
@@ -77,72 +78,74 @@ class TraceBuffer {
   TraceBuffer(const TraceBuffer&) = delete;
   TraceBuffer& operator=(const TraceBuffer&) = delete;
 
-  // Sets the module's `__tmakit_trace` words (records, capacity, next = 0). False (and why)
-  // when the module has no such symbol or the driver refuses a call.
+  // Sets the module's `__tmakit_trace` words (trace.hpp). False (and why) when the module has
+  // no such symbol or the driver refuses a call.
   bool attach(CUmodule module, std::string* why);
   bool attach_library(CUlibrary library, std::string* why);  // the global in the current context
-  // Zeroes the records and the next-index word of every attached module. The records zeroed
-  // are those below the largest next index snapshot() was given since the last reset (the
-  // device writes no others), or all of them when snapshot() was not given one (or was given
-  // none: a hang or a fault). Device records are zeroed on `stream`, the launch's, so the
-  // zeroing is ordered before the launch whatever stream it uses.
+  // Clears what the last launch wrote: the record slots of the chunks it took (all of them when
+  // that is unknown: no collect() since, or a fault), their tickets, the counters. Device memory
+  // is cleared on `stream`, the launch's, so the clearing is ordered before the launch whatever
+  // stream it uses.
   void reset(void* stream = nullptr);
-  // Brings device records to the host after a launch (host-mapped ones need nothing): the
-  // first min(next, capacity) of a finished launch (all when next is unknown); every record
-  // of one still running, copied on a stream of its own within `wait_s` seconds. False (and
-  // why) when they cannot be read: a fault, or a copy that failed or did not finish; then
-  // snapshot() and written() are empty.
-  bool collect(std::optional<uint64_t> next, LaunchEnd end, double wait_s, std::string* why);
-  // The next-index word of the module attached last (a device copy: only after the launch
-  // finished, never during a hang); nullopt when it cannot be read.
-  // With clusters of their own (plan_clusters): the sum of the clusters' counts, each read.
+  // Reads the launch's records, ordered (written()): device records are copied to the host, those
+  // of a launch still running on a stream of the trace's own within `wait_s` seconds. False (and
+  // why) when they cannot be read: a fault in device memory, or a copy that failed or did not
+  // finish; then written() is empty.
+  bool collect(LaunchEnd end, double wait_s, std::string* why);
+  // The tickets the last launch's clusters took: every record it made, kept or dropped (device
+  // memory: only after the launch finished, never during a hang); nullopt when unreadable.
   std::optional<uint64_t> read_next();
-  // Device records: the next launch's traced clusters take their indices from counters of their
-  // own, each in a region of capacity / clusters records (trace.hpp, words 4 and 5), from the
-  // next attach() on. 0, or more clusters than records, or host-mapped records: one counter.
+  // The next launch's traced clusters (the launch's, or those --ctas names) each take tickets
+  // from a counter of their own (trace.hpp, words 4 and 5), from the next attach() on; 0: one.
   void plan_clusters(uint64_t clusters);
-  // Records the clusters' regions could not hold in the last launch collected (their counts
-  // past their regions); nullopt without clusters of their own (then next - capacity says it).
-  std::optional<uint64_t> dropped() const { return region_ ? std::optional<uint64_t>(dropped_) : std::nullopt; }
+  // Records the last launch collected made but the capacity could not hold.
+  std::optional<uint64_t> dropped() const { return collected_ ? std::optional<uint64_t>(dropped_) : std::nullopt; }
 
-  // Records with op != 0, in index order. Reads host memory only (safe while a kernel hangs;
-  // device records: those collect() brought).
+  // The records with op != 0, each cluster's in ticket order (by linear %clusterid, the
+  // clusters one after another; records without a ticket after their cluster's, in slot order):
+  // what collect() read, or for host-mapped records not yet collected, the buffer as it is now.
   std::vector<instrument::Record> written() const;
-  // Records 0..n-1 with their holes (op 0), n = min(next, capacity) when `next` is known, else
-  // one past the last written record.
-  std::vector<instrument::Record> snapshot(std::optional<uint64_t> next) const;
   size_t capacity() const { return capacity_; }
   // `tmakit check --ctas`: only clusters [first, end) by linear %clusterid record (trace.hpp,
   // word 3), from the next attach() on; end == 0: every cluster.
   void trace_clusters(uint32_t first, uint32_t end) { clusters_word_ = end ? first | uint64_t{end} << 32 : 0; }
-  CUdeviceptr device_address() const { return device_; }
+  CUdeviceptr device_address() const { return records_.device; }
+  CUdeviceptr tickets_address() const { return tickets_.device; }
+  CUdeviceptr counters_address() const { return counters_.device; }
   RecordsIn where() const { return where_; }
 
  private:
+  // One allocation: device memory, or host-mapped memory and its device address.
+  struct Block {
+    void* host = nullptr;
+    CUdeviceptr device = 0;
+    size_t bytes = 0;
+  };
   TraceBuffer() = default;
+  bool allocate(Block& b, size_t bytes, std::string* why);
+  void release(Block& b);
+  void fill(const Block& b, size_t bytes, unsigned char value, void* stream);
   bool attach_found(int lookup, const char* holder, CUdeviceptr words, size_t bytes, std::string* why);
   bool set_words(CUdeviceptr words, size_t bytes, std::string* why);
-  // The records the host can read: the host-mapped buffer, or what collect() copied.
-  const instrument::Record* view() const { return where_ == RecordsIn::host ? mapped_ : copied_.data(); }
-  size_t view_size() const { return where_ == RecordsIn::host ? capacity_ : copied_.size(); }
+  size_t counters_bytes() const { return (instrument::kTicketCountersAt + counter_count_) * 4; }
   DriverCalls driver_;
   RecordsIn where_ = RecordsIn::host;
-  instrument::Record* mapped_ = nullptr;      // host: the records (host-mapped)
+  Block records_, tickets_, counters_;        // trace.hpp: the slots, a ticket a slot, the counters
+  uint64_t counter_count_ = 1;                // ticket counters in counters_
   instrument::Record* staging_ = nullptr;     // device: pinned host memory for the copy of a running launch
   void* copy_stream_ = nullptr;               // device: a non-blocking stream of the trace's own
-  std::vector<instrument::Record> copied_;    // device: the records collect() brought
-  CUdeviceptr counters_ = 0;                  // plan_clusters: one 64-bit counter a cluster
-  size_t counters_allocated_ = 0;
-  uint64_t clusters_ = 0, region_ = 0;        // this launch's clusters and records a region (0: one counter)
-  std::vector<uint64_t> counts_;              // each counter's count, as collect() read them
-  uint64_t counts_region_ = 0;                // the region they were counted in
+  std::vector<instrument::Record> copied_;    // what collect() read, ordered
+  bool collected_ = false;
   uint64_t dropped_ = 0;
-  CUdeviceptr device_ = 0;                    // the records' address on the device
+  std::optional<uint64_t> used_chunks_;       // chunks the last collected launch took (reset() clears those)
   size_t capacity_ = 0;
   uint64_t clusters_word_ = 0;
   std::vector<CUdeviceptr> attached_;  // the `__tmakit_trace` of each attached module
-  mutable std::optional<size_t> dirty_;  // host-mapped: records that may be non-zero since reset(); nullopt: unknown
 };
+
+// A cluster's records in ticket order (TraceBuffer::written): `slots` records and their
+// tickets as the device left them. Records of op 0 (unused slots) are left out.
+std::vector<instrument::Record> in_ticket_order(const instrument::Record* slots, const uint32_t* tickets, size_t n);
 
 // One launch, as meta.json says it.
 struct LaunchInfo {
@@ -151,16 +154,16 @@ struct LaunchInfo {
   uint64_t dynamic_smem = 0;
   std::string outcome = "completed";  // completed | timeout | fault | launch_error
   std::string driver_result = "CUDA_SUCCESS";
-  std::optional<uint64_t> next;        // the next-index word when known
+  std::optional<uint64_t> next;        // the records the launch made (its tickets), when known
   double timeout_s = 0;                // for a timeout
   uint32_t clusters_traced[2] = {0, 0};  // --ctas: [first, end) by linear %clusterid; end 0: all
   std::string target = "sm_90a";
   std::string records_in = "host";  // where the kernel wrote them: device | host (RecordsIn)
   std::string records_lost;         // why the records could not be read; empty when they were
-  std::optional<uint64_t> dropped;  // records past their clusters' regions (TraceBuffer::dropped)
+  std::optional<uint64_t> dropped;  // records made but not kept (TraceBuffer::dropped)
 };
 
-// Writes DIR/meta.json, trace.bin (snapshot(info.next)), sites.json, maps.jsonl and (when not
+// Writes DIR/meta.json, trace.bin (written()), sites.json, maps.jsonl and (when not
 // empty) module.ptx, through DIR.tmp-<pid> renamed into place. Throws std::runtime_error with
 // the path and the reason when it cannot.
 void write_trace_dir(const std::filesystem::path& dir, const LaunchInfo& info, const TraceBuffer& trace,

@@ -12,22 +12,40 @@ namespace tmakit::instrument {
 // together share one trace). Six 64-bit words, zero unless a host sets them:
 //   [0] the address of the records (device or host-mapped memory); 0 = tracing off, nothing is
 //       written
-//   [1] capacity, in records
-//   [2] the next record's index when [4] is 0: the lanes of a warp that record at a site take
-//       theirs with one atom.global.add (the lowest reserves for all, in lane order); a value
-//       past the capacity counts the records that were dropped
+//   [1] capacity, in records (a multiple of kChunkRecords)
+//   [2] the address of the tickets: one 32-bit word a record slot, kNoTicket until written
 //   [3] the clusters traced (`tmakit check --ctas`): linear %clusterid in [low 32 bits, high 32
 //       bits); 0 traces every cluster. A launch without clusters has one CTA a cluster.
-//   [4] 0, or the address of one 64-bit counter a traced cluster (by linear %clusterid less the
-//       first traced): each cluster then takes its indices from its own counter, in a region of
-//       its own, records [k × [5], (k + 1) × [5]) for the k-th traced cluster; a count past [5]
-//       counts that cluster's dropped records. A counter every warp of the GPU bumps was the
-//       traced kernel's bottleneck; the replay needs the order of records within a cluster only.
-//   [5] records a cluster's region holds (with [4])
+//   [4] the address of the counters, 32-bit words: [0] the next chunk, [1] 0, [2 + k] the
+//       tickets the k-th traced cluster (by linear %clusterid less the first traced) handed out
+//   [5] how many ticket counters word 4 has (a cluster past them counts on the last)
+//
+// Where a record goes and where it stands in the order are apart, so that writing one never
+// waits on an atomic's answer (a global atomic's round trip before each record made a CUTLASS
+// GEMM run eight times its time):
+//   - Place: each lane that writes records owns a chunk of kChunkRecords slots at a time
+//     (chunk c: slots [c × kChunkRecords, (c + 1) × kChunkRecords)), taken with one atom.add on
+//     counter 0 when its chunk is full; a lane's records fill its chunk in program order.
+//     Slots a chunk leaves unused stay zero (op none). Chunks past the capacity are counted,
+//     their records not written.
+//   - Order: the lanes of a warp that record at a site take tickets from their cluster's
+//     counter with one atom.add (the lowest reserves for all, in lane order), so tickets are a
+//     total order of a cluster's records, as one counter's indices are. The ticket is written
+//     to the record slot's ticket word at the lane's next site (or before it returns), when the
+//     atomic has long answered; a record whose ticket never came (the lane faulted or hung
+//     right after it) follows the ticketed ones of its cluster. A tensor operation's three
+//     records (map halves, then its own) have the first ticket at the first slot; the host
+//     gives the next two the next two tickets.
+// The host orders a cluster's records by ticket (TraceBuffer::written); the replay needs the
+// order within a cluster only. A counter's count less the records kept is what was dropped.
 inline constexpr std::string_view kTraceSymbol = "__tmakit_trace";
 inline constexpr size_t kTraceWords = 6;
-inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceNextWord = 2, kTraceClustersWord = 3,
-                        kTraceCountersWord = 4, kTraceRegionWord = 5;
+inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceTicketsWord = 2, kTraceClustersWord = 3,
+                        kTraceCountersWord = 4, kTraceCounterCountWord = 5;
+inline constexpr uint32_t kChunkRecords = 16;
+inline constexpr uint32_t kNoTicket = 0xFFFFFFFF;
+// Counter words before the first cluster's (word 4): the next chunk, then one unused.
+inline constexpr size_t kTicketCountersAt = 2;
 
 // What a record reports. Numbered for good: recorded traces keep their meaning.
 enum class TraceOp : uint16_t {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <thread>
+#include <tuple>
 
 namespace tmakit::check {
 namespace {
@@ -87,55 +88,88 @@ std::unique_ptr<TraceBuffer> TraceBuffer::create(const DriverCalls& driver, size
   if (!driver.complete()) return fail("the driver lacks a function the trace needs (cuMemHostAlloc, ...)");
   if (where == RecordsIn::device && !driver.device_complete())
     return fail("the driver lacks a function a trace in device memory needs (cuMemAlloc, cuMemcpyDtoHAsync, ...)");
-  if (capacity == 0 || capacity > (size_t(1) << 32)) return fail(fmt::format("capacity {} records is out of range", capacity));
+  if (capacity == 0 || capacity > (size_t(1) << 27)) return fail(fmt::format("capacity {} records is out of range", capacity));
   std::unique_ptr<TraceBuffer> t(new TraceBuffer);
   t->driver_ = driver;
   t->where_ = where;
-  t->capacity_ = capacity;
-  const size_t bytes = capacity * instrument::kRecordBytes;
-  void* p = nullptr;
-  if (where == RecordsIn::host) {
-    if (int r = driver.mem_host_alloc(&p, bytes, kHostAllocPortable | kHostAllocDeviceMap); r != 0 || p == nullptr)
-      return fail(fmt::format("cuMemHostAlloc of {} bytes failed: {}", bytes, result_name(driver, r)));
-    t->mapped_ = static_cast<instrument::Record*>(p);
-    if (int r = driver.mem_host_get_device_pointer(&t->device_, p, 0); r != 0)
-      return fail(fmt::format("cuMemHostGetDevicePointer failed: {}", result_name(driver, r)));
-    std::memset(p, 0, bytes);
-    return t;
+  // Whole chunks (trace.hpp): a lane's chunk is in the buffer or past it.
+  t->capacity_ = (capacity + instrument::kChunkRecords - 1) / instrument::kChunkRecords * instrument::kChunkRecords;
+  std::string failed;
+  if (!t->allocate(t->records_, t->capacity_ * instrument::kRecordBytes, &failed) ||
+      !t->allocate(t->tickets_, t->capacity_ * 4, &failed) || !t->allocate(t->counters_, t->counters_bytes(), &failed))
+    return fail(failed);
+  if (where == RecordsIn::device) {
+    void* p = nullptr;
+    if (int r = driver.mem_host_alloc(&p, kStagingRecords * instrument::kRecordBytes, kHostAllocPortable); r != 0 || p == nullptr)
+      return fail(fmt::format("cuMemHostAlloc of {} bytes failed: {}", kStagingRecords * instrument::kRecordBytes,
+                              result_name(driver, r)));
+    t->staging_ = static_cast<instrument::Record*>(p);
+    if (int r = driver.stream_create(&t->copy_stream_, kStreamNonBlocking); r != 0)
+      return fail(fmt::format("cuStreamCreate failed: {}", result_name(driver, r)));
   }
-  if (int r = driver.mem_alloc(&t->device_, bytes); r != 0)
-    return fail(fmt::format("cuMemAlloc of {} bytes of device memory failed: {}", bytes, result_name(driver, r)));
-  if (int r = driver.mem_host_alloc(&p, kStagingRecords * instrument::kRecordBytes, kHostAllocPortable); r != 0 || p == nullptr)
-    return fail(fmt::format("cuMemHostAlloc of {} bytes failed: {}", kStagingRecords * instrument::kRecordBytes,
-                            result_name(driver, r)));
-  t->staging_ = static_cast<instrument::Record*>(p);
-  if (int r = driver.stream_create(&t->copy_stream_, kStreamNonBlocking); r != 0)
-    return fail(fmt::format("cuStreamCreate failed: {}", result_name(driver, r)));
-  // Zeroed before any launch of the user's can run, on whatever stream.
-  if (int r = driver.memset_d8_async(t->device_, 0, bytes, t->copy_stream_); r != 0 || (r = driver.stream_synchronize(t->copy_stream_)) != 0)
-    return fail(fmt::format("zeroing the trace's device memory failed: {}", result_name(driver, r)));
+  // Cleared before any launch of the user's can run, on whatever stream.
+  t->reset(t->copy_stream_);
+  if (where == RecordsIn::device)
+    if (int r = driver.stream_synchronize(t->copy_stream_); r != 0)
+      return fail(fmt::format("clearing the trace's device memory failed: {}", result_name(driver, r)));
   return t;
 }
 
+bool TraceBuffer::allocate(Block& b, size_t bytes, std::string* why) {
+  b.bytes = bytes;
+  if (where_ == RecordsIn::device) {
+    if (int r = driver_.mem_alloc(&b.device, bytes); r != 0) {
+      *why = fmt::format("cuMemAlloc of {} bytes of device memory failed: {}", bytes, result_name(driver_, r));
+      return false;
+    }
+    return true;
+  }
+  if (int r = driver_.mem_host_alloc(&b.host, bytes, kHostAllocPortable | kHostAllocDeviceMap); r != 0 || b.host == nullptr) {
+    *why = fmt::format("cuMemHostAlloc of {} bytes failed: {}", bytes, result_name(driver_, r));
+    return false;
+  }
+  if (int r = driver_.mem_host_get_device_pointer(&b.device, b.host, 0); r != 0) {
+    *why = fmt::format("cuMemHostGetDevicePointer failed: {}", result_name(driver_, r));
+    return false;
+  }
+  return true;
+}
+
+void TraceBuffer::release(Block& b) {
+  if (b.host != nullptr && driver_.mem_free_host != nullptr) driver_.mem_free_host(b.host);
+  else if (b.host == nullptr && b.device != 0 && driver_.mem_free != nullptr) driver_.mem_free(b.device);
+  b = Block{};
+}
+
+void TraceBuffer::fill(const Block& b, size_t bytes, unsigned char value, void* stream) {
+  if (b.host != nullptr) std::memset(b.host, value, bytes);
+  else if (b.device != 0) driver_.memset_d8_async(b.device, value, bytes, stream);
+}
+
 TraceBuffer::~TraceBuffer() {
-  if (mapped_ != nullptr && driver_.mem_free_host != nullptr) driver_.mem_free_host(mapped_);
+  release(records_);
+  release(tickets_);
+  release(counters_);
   if (staging_ != nullptr && driver_.mem_free_host != nullptr) driver_.mem_free_host(staging_);
-  if (where_ == RecordsIn::device && device_ != 0 && driver_.mem_free != nullptr) driver_.mem_free(device_);
-  if (counters_ != 0 && driver_.mem_free != nullptr) driver_.mem_free(counters_);
   if (copy_stream_ != nullptr && driver_.stream_destroy != nullptr) driver_.stream_destroy(copy_stream_);
 }
 
 void TraceBuffer::plan_clusters(uint64_t clusters) {
-  clusters_ = region_ = 0;
-  if (where_ != RecordsIn::device || clusters == 0 || clusters > capacity_) return;
-  if (clusters > counters_allocated_) {
-    if (counters_ != 0) driver_.mem_free(counters_);
-    counters_ = 0, counters_allocated_ = 0;
-    if (driver_.mem_alloc(&counters_, clusters * 8) != 0) return;  // one counter, then
-    counters_allocated_ = clusters;
+  clusters = std::clamp<uint64_t>(clusters, 1, capacity_);  // never more counters than records
+  if (clusters == counter_count_) return;
+  Block bigger;
+  std::string why;
+  const uint64_t before = counter_count_;
+  counter_count_ = clusters;
+  if (!allocate(bigger, counters_bytes(), &why)) {  // keep the counters there are (clusters share the last)
+    release(bigger);
+    counter_count_ = before;
+    return;
   }
-  clusters_ = clusters;
-  region_ = capacity_ / clusters;
+  release(counters_);
+  counters_ = bigger;
+  fill(counters_, counters_bytes(), 0, copy_stream_);
+  if (copy_stream_ != nullptr) driver_.stream_synchronize(copy_stream_);
 }
 
 bool TraceBuffer::set_words(CUdeviceptr words, size_t bytes, std::string* why) {
@@ -144,17 +178,18 @@ bool TraceBuffer::set_words(CUdeviceptr words, size_t bytes, std::string* why) {
     return false;
   }
   std::array<uint64_t, instrument::kTraceWords> w{};
-  w[instrument::kTraceRecordsWord] = device_;
+  w[instrument::kTraceRecordsWord] = records_.device;
   w[instrument::kTraceCapacityWord] = capacity_;
+  w[instrument::kTraceTicketsWord] = tickets_.device;
   w[instrument::kTraceClustersWord] = clusters_word_;
-  w[instrument::kTraceCountersWord] = region_ ? counters_ : 0;
-  w[instrument::kTraceRegionWord] = region_;
+  w[instrument::kTraceCountersWord] = counters_.device;
+  w[instrument::kTraceCounterCountWord] = counter_count_;
   if (int r = driver_.memcpy_htod(words, w.data(), sizeof w); r != 0) {
     if (why) *why = fmt::format("cuMemcpyHtoD to {} failed: {}", instrument::kTraceSymbol, result_name(driver_, r));
     return false;
   }
   std::erase(attached_, words);
-  attached_.push_back(words);  // the last attached is read by read_next()
+  attached_.push_back(words);
   return true;
 }
 
@@ -181,32 +216,53 @@ bool TraceBuffer::attach_found(int lookup, const char* holder, CUdeviceptr words
 }
 
 void TraceBuffer::reset(void* stream) {
-  // Only what the last launch can have written (a per-launch memset of the whole buffer would
-  // cost more than a short kernel): host-mapped, the records below its next index when a
-  // snapshot read that index, else all; in device memory, each counter's records as collect()
-  // counted them, else all.
-  if (where_ == RecordsIn::host) {
-    std::memset(static_cast<void*>(mapped_), 0, (dirty_ ? *dirty_ : capacity_) * instrument::kRecordBytes);
-  } else if (counts_.empty()) {  // not collected (a fault): all of them
-    driver_.memset_d8_async(device_, 0, capacity_ * instrument::kRecordBytes, stream);
-  } else {
-    const uint64_t region = counts_region_;
-    for (size_t k = 0; k < counts_.size(); ++k)
-      if (const uint64_t n = std::min(counts_[k], region))
-        driver_.memset_d8_async(device_ + k * region * instrument::kRecordBytes, 0, n * instrument::kRecordBytes, stream);
-  }
-  if (region_) driver_.memset_d8_async(counters_, 0, clusters_ * 8, stream);
-  counts_.clear();
+  // Only the chunks the last launch took (a per-launch clearing of the whole buffer would cost
+  // more than a short kernel), when collect() counted them; else all.
+  const size_t slots = used_chunks_ ? std::min<size_t>(*used_chunks_ * instrument::kChunkRecords, capacity_) : capacity_;
+  fill(records_, slots * instrument::kRecordBytes, 0, stream);
+  fill(tickets_, slots * 4, 0xFF, stream);  // kNoTicket
+  fill(counters_, counters_bytes(), 0, stream);
+  used_chunks_.reset();
   copied_.clear();
-  dirty_.reset();  // from now on, unknown until a snapshot reads the next index
-  const uint64_t zero = 0;
-  for (CUdeviceptr words : attached_) driver_.memcpy_htod(words + instrument::kTraceNextWord * 8, &zero, 8);
+  collected_ = false;
+  dropped_ = 0;
 }
 
-bool TraceBuffer::collect(std::optional<uint64_t> next, LaunchEnd end, double wait_s, std::string* why) {
-  if (where_ == RecordsIn::host) return true;
+std::vector<instrument::Record> in_ticket_order(const instrument::Record* slots, const uint32_t* tickets, size_t n) {
+  using instrument::kNoTicket;
+  std::vector<uint32_t> ticket(tickets, tickets + n);
+  std::vector<instrument::Record> records(n);
+  for (size_t s = 0; s < n; ++s) std::memcpy(&records[s], const_cast<const instrument::Record*>(slots + s), sizeof records[s]);
+  // A tensor operation's three records carry their first ticket at the first (trace.hpp).
+  for (size_t s = 0; s < n; ++s)
+    if (records[s].op == static_cast<uint16_t>(instrument::TraceOp::tensor_map_lo) && ticket[s] != kNoTicket)
+      for (size_t k = 1; k <= 2 && s + k < n; ++k)
+        if (ticket[s + k] == kNoTicket) ticket[s + k] = ticket[s] + static_cast<uint32_t>(k);
+  struct Key {
+    uint16_t z, y;
+    uint32_t x;
+    uint64_t order;  // the ticket; past every ticket, by slot, where none came
+    uint32_t slot;
+  };
+  std::vector<Key> keys;
+  for (size_t s = 0; s < n; ++s) {
+    const instrument::Record& r = records[s];
+    if (r.op == 0) continue;
+    keys.push_back({r.clusterid_z, r.clusterid_y, r.clusterid_x,
+                    ticket[s] != kNoTicket ? ticket[s] : (uint64_t{1} << 32) + s, static_cast<uint32_t>(s)});
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.z, a.y, a.x, a.order) < std::tie(b.z, b.y, b.x, b.order);
+  });
+  std::vector<instrument::Record> out;
+  out.reserve(keys.size());
+  for (const Key& k : keys) out.push_back(records[k.slot]);
+  return out;
+}
+
+bool TraceBuffer::collect(LaunchEnd end, double wait_s, std::string* why) {
   copied_.clear();
-  counts_.clear();
+  collected_ = false;
   dropped_ = 0;
   std::string failed;
   auto lost = [&](std::string m) {
@@ -214,13 +270,21 @@ bool TraceBuffer::collect(std::optional<uint64_t> next, LaunchEnd end, double wa
     copied_.clear();
     return false;
   };
-  if (end == LaunchEnd::faulted) return lost("the records were in device memory, which the fault made unreadable");
+  if (where_ == RecordsIn::device && end == LaunchEnd::faulted)
+    return lost("the records were in device memory, which the fault made unreadable");
   using Copy = std::function<bool(CUdeviceptr, size_t, void*)>;
-  // A finished launch: the driver's ordinary copy. One still running: on the trace's own
-  // non-blocking stream, which the kernel's stream does not hold back, through pinned staging
-  // memory (a copy that can overlap a kernel needs page-locked host memory); what the kernel
-  // writes meanwhile may come or not (a record whose `op` reads zero is a hole to the reader).
+  // Host-mapped memory is read where it is. Device memory: a finished launch's by the driver's
+  // ordinary copy; one still running on the trace's own non-blocking stream, which the kernel's
+  // stream does not hold back, through pinned staging memory (a copy that can overlap a kernel
+  // needs page-locked host memory); what the kernel writes meanwhile may come or not (a record
+  // whose `op` reads zero is left out, one whose ticket did not come follows its cluster's).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  const Copy mapped = [&](CUdeviceptr from, size_t bytes, void* into) {
+    for (const Block* b : {&records_, &tickets_, &counters_})
+      if (from >= b->device && from + bytes <= b->device + b->bytes)
+        std::memcpy(into, static_cast<const char*>(b->host) + (from - b->device), bytes);
+    return true;
+  };
   const Copy finished = [&](CUdeviceptr from, size_t bytes, void* into) {
     const int r = driver_.memcpy_dtoh(into, from, bytes);
     if (r != 0) failed = fmt::format("copying the records from device memory failed: {}", result_name(driver_, r));
@@ -248,87 +312,41 @@ bool TraceBuffer::collect(std::optional<uint64_t> next, LaunchEnd end, double wa
     }
     return true;
   };
-  const Copy& copy = end == LaunchEnd::finished ? finished : running;
-  // How many each counter handed out: the clusters' own counters, or the launch's one.
-  std::vector<uint64_t> counts(region_ ? clusters_ : 1, 0);
-  if (region_) {
-    if (!copy(counters_, clusters_ * 8, counts.data())) return lost(failed);
-  } else if (next && end == LaunchEnd::finished) {
-    counts[0] = *next;
-  } else if (attached_.empty()) {
-    counts[0] = capacity_;
-  } else if (!copy(attached_.back() + instrument::kTraceNextWord * 8, 8, counts.data())) {
+  const Copy& copy = where_ == RecordsIn::host ? mapped : end == LaunchEnd::finished ? finished : running;
+  // The counters first: the chunks taken bound what is read.
+  std::vector<uint32_t> counters(counters_bytes() / 4);
+  if (!copy(counters_.device, counters_bytes(), counters.data())) return lost(failed);
+  const uint64_t chunks = std::min<uint64_t>(counters[0], capacity_ / instrument::kChunkRecords);
+  const size_t slots = chunks * instrument::kChunkRecords;
+  std::vector<instrument::Record> records(slots);
+  std::vector<uint32_t> tickets(slots);
+  if (slots && (!copy(records_.device, slots * instrument::kRecordBytes, records.data()) ||
+                !copy(tickets_.device, slots * 4, tickets.data())))
     return lost(failed);
-  }
-  const uint64_t region = region_ ? region_ : capacity_;
-  uint64_t kept = 0;
-  for (uint64_t c : counts) kept += std::min(c, region), dropped_ += c > region ? c - region : 0;
-  copied_.resize(kept);
-  // Each region's records, one after another: the k-th cluster's in index order.
-  size_t at = 0;
-  for (size_t k = 0; k < counts.size(); ++k) {
-    const uint64_t n = std::min(counts[k], region);
-    if (n && !copy(device_ + k * region * instrument::kRecordBytes, n * instrument::kRecordBytes, copied_.data() + at))
-      return lost(failed);
-    at += n;
-  }
-  counts_ = std::move(counts);
-  counts_region_ = region;
+  copied_ = in_ticket_order(records.data(), tickets.data(), slots);
+  uint64_t made = 0;
+  for (size_t k = instrument::kTicketCountersAt; k < counters.size(); ++k) made += counters[k];
+  dropped_ = made > copied_.size() ? made - copied_.size() : 0;
+  used_chunks_ = chunks;
+  collected_ = true;
   return true;
 }
 
 std::optional<uint64_t> TraceBuffer::read_next() {
-  if (region_) {
-    std::vector<uint64_t> counts(clusters_);
-    if (driver_.memcpy_dtoh(counts.data(), counters_, clusters_ * 8) != 0) return std::nullopt;
-    uint64_t sum = 0;
-    for (uint64_t c : counts) sum += c;
-    return sum;
-  }
-  if (attached_.empty()) return std::nullopt;
-  uint64_t next = 0;
-  if (driver_.memcpy_dtoh(&next, attached_.back() + instrument::kTraceNextWord * 8, 8) != 0) return std::nullopt;
-  return next;
+  std::vector<uint32_t> counters(counters_bytes() / 4);
+  if (counters_.host != nullptr) std::memcpy(counters.data(), counters_.host, counters_bytes());
+  else if (driver_.memcpy_dtoh(counters.data(), counters_.device, counters_bytes()) != 0) return std::nullopt;
+  uint64_t made = 0;
+  for (size_t k = instrument::kTicketCountersAt; k < counters.size(); ++k) made += counters[k];
+  return made;
 }
-
-namespace {
-// A record as the device left it: `op` is written last (with site and flags, one store), so a
-// record whose op reads non-zero has its other fields (the device wrote them before).
-instrument::Record read_record(const instrument::Record* r) {
-  instrument::Record out;
-  std::memcpy(&out, const_cast<const instrument::Record*>(r), sizeof out);
-  return out;
-}
-uint16_t op_of(const instrument::Record* r) { return *reinterpret_cast<const volatile uint16_t*>(&r->op); }
-}  // namespace
 
 std::vector<instrument::Record> TraceBuffer::written() const {
-  const instrument::Record* records = view();
-  std::vector<instrument::Record> out;
-  for (size_t i = 0; i < view_size(); ++i)
-    if (op_of(records + i) != 0) out.push_back(read_record(records + i));
-  return out;
-}
-
-std::vector<instrument::Record> TraceBuffer::snapshot(std::optional<uint64_t> next) const {
-  const instrument::Record* records = view();
-  size_t n = 0;
-  if (next) {
-    n = static_cast<size_t>(std::min<uint64_t>(*next, capacity_));
-    dirty_ = std::max(dirty_.value_or(0), n);
-    n = std::min(n, view_size());
-  } else {
-    dirty_.reset();  // unknown: reset() clears everything
-    for (size_t i = view_size(); i > 0; --i)
-      if (op_of(records + i - 1) != 0) {
-        n = i;
-        break;
-      }
-  }
-  std::vector<instrument::Record> out;
-  out.reserve(n);
-  for (size_t i = 0; i < n; ++i) out.push_back(read_record(records + i));
-  return out;
+  if (collected_ || where_ == RecordsIn::device) return copied_;
+  // Host-mapped and not collected: the buffer as it is now, every slot (the chunk count may be
+  // unknown to whoever wrote them).
+  return in_ticket_order(static_cast<const instrument::Record*>(records_.host),
+                         static_cast<const uint32_t*>(tickets_.host), capacity_);
 }
 
 }  // namespace tmakit::check

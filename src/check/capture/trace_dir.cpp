@@ -28,7 +28,7 @@ nlohmann::json triple(const uint32_t (&v)[3]) { return nlohmann::json::array({v[
 
 void write_trace_dir(const fs::path& dir, const LaunchInfo& info, const TraceBuffer& trace,
                      std::string_view sites_json, std::string_view maps_jsonl, std::string_view instrumented_ptx) {
-  write_trace_dir(dir, info, trace.snapshot(info.next), trace.capacity(), sites_json, maps_jsonl, instrumented_ptx);
+  write_trace_dir(dir, info, trace.written(), trace.capacity(), sites_json, maps_jsonl, instrumented_ptx);
 }
 
 void write_trace_dir(const fs::path& dir, const LaunchInfo& info, const std::vector<instrument::Record>& records,

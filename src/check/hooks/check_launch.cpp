@@ -328,14 +328,14 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
                                  : info.outcome == "timeout" ? check::LaunchEnd::running
                                                              : check::LaunchEnd::faulted;
     std::string lost;
-    if (!trace->collect(info.next, end, std::max(2.0, timeout / 2), &lost)) info.records_lost = lost;
+    if (!trace->collect(end, std::max(2.0, timeout / 2), &lost)) info.records_lost = lost;
     info.dropped = trace->dropped();
   }
 
   const char* save = std::getenv(kEnvCheckSave);
   const fs::path root = (save != nullptr && *save != '\0') ? fs::path(save) : fs::path(std::getenv(kEnvCheckDir)) / "traces";
   const fs::path dir = fresh_launch_dir(root);
-  const std::vector<instrument::Record> records = trace->snapshot(info.next);
+  const std::vector<instrument::Record> records = trace->written();
   try {
     check::write_trace_dir(dir, info, records, trace->capacity(), mod.sites_json, maps_jsonl(), mod.ptx);
   } catch (const std::exception& e) {
