@@ -28,6 +28,18 @@ class Writer {
   RegCounts regs_;
 };
 
+// `a` = the linear %clusterid (x + nx × (y + ny × z)), each line prefixed by `guard` ("@p " or "").
+void linear_cluster(std::vector<std::string>& out, const std::string& guard, const std::string& a, const std::string& b,
+                    const std::string& c) {
+  out.push_back(guard + "mov.u32 " + a + ", %clusterid.z;");
+  out.push_back(guard + "mov.u32 " + b + ", %nclusterid.y;");
+  out.push_back(guard + "mov.u32 " + c + ", %clusterid.y;");
+  out.push_back(guard + "mad.lo.u32 " + a + ", " + a + ", " + b + ", " + c + ";");
+  out.push_back(guard + "mov.u32 " + b + ", %nclusterid.x;");
+  out.push_back(guard + "mov.u32 " + c + ", %clusterid.x;");
+  out.push_back(guard + "mad.lo.u32 " + a + ", " + a + ", " + b + ", " + c + ";");
+}
+
 std::string trace(size_t word) {
   return "[" + std::string(kTraceSymbol) + (word ? "+" + std::to_string(word * 8) : "") + "]";
 }
@@ -129,37 +141,18 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
   // (trace.hpp): its atomic was issued a site ago, so reading it here rarely waits.
   for (const std::string& l : flush_ticket(prefix, w.d(2), w.d(3), w.p(8))) pre.push_back(l);
   // `tmakit check --ctas`: word 3 holds the clusters to trace, [low half, high half) by linear
-  // %clusterid (a launch without clusters: each CTA is its own); 0 traces every cluster.
-  // Word 4: the counters (the next chunk, then one a traced cluster), word 5 how many.
-  const std::string counters = w.d(3), counter = w.d(4), capacity = w.d(5);
+  // %clusterid (a launch without clusters: each CTA is its own); 0 traces every cluster. The
+  // special registers are read only where word 3 is set: each read costs.
   {
-    const std::string filter = w.d(2), in = w.p(7), a = w.r(1), b = w.r(2), c = w.r(3), lo = w.r(4), hi = w.r(5);
+    const std::string filter = w.d(2), filtered = w.p(7), in = w.p(8), a = w.r(1), b = w.r(2), c = w.r(3),
+                      lo = w.r(4), hi = w.r(5);
     pre.push_back("ld.global.u64 " + filter + ", " + trace(kTraceClustersWord) + ";");
-    pre.push_back("mov.b64 {" + lo + ", " + hi + "}, " + filter + ";");
-    pre.push_back("mov.u32 " + a + ", %clusterid.z;");
-    pre.push_back("mov.u32 " + b + ", %nclusterid.y;");
-    pre.push_back("mov.u32 " + c + ", %clusterid.y;");
-    pre.push_back("mad.lo.u32 " + a + ", " + a + ", " + b + ", " + c + ";");
-    pre.push_back("mov.u32 " + b + ", %nclusterid.x;");
-    pre.push_back("mov.u32 " + c + ", %clusterid.x;");
-    pre.push_back("mad.lo.u32 " + a + ", " + a + ", " + b + ", " + c + ";");
-    pre.push_back("setp.ge.u32 " + in + ", " + a + ", " + lo + ";");
-    pre.push_back("setp.lt.and.u32 " + in + ", " + a + ", " + hi + ", " + in + ";");
-    pre.push_back("setp.eq.or.u64 " + in + ", " + filter + ", 0, " + in + ";");
-    pre.push_back("and.pred " + on + ", " + on + ", " + in + ";");
-    // k = the cluster's rank among those traced (lo is 0 without --ctas), at most the last counter.
-    const std::string k = w.d(2), last = w.d(5);
-    pre.push_back("sub.u32 " + a + ", " + a + ", " + lo + ";");
-    pre.push_back("ld.global.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
-    pre.push_back("setp.ne.and.u64 " + on + ", " + counters + ", 0, " + on + ";");
-    pre.push_back("ld.global.u64 " + last + ", " + trace(kTraceCounterCountWord) + ";");
-    pre.push_back("setp.ne.and.u64 " + on + ", " + last + ", 0, " + on + ";");
-    pre.push_back("sub.u64 " + last + ", " + last + ", 1;");
-    pre.push_back("cvt.u64.u32 " + k + ", " + a + ";");
-    pre.push_back("min.u64 " + k + ", " + k + ", " + last + ";");
-    pre.push_back("mad.lo.u64 " + counter + ", " + k + ", 4, " + counters + ";");
-    pre.push_back("add.u64 " + counter + ", " + counter + ", " + std::to_string(kTicketCountersAt * 4) + ";");
-    pre.push_back("ld.global.u64 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
+    pre.push_back("setp.ne.and.u64 " + filtered + ", " + filter + ", 0, " + on + ";");
+    pre.push_back("@" + filtered + " mov.b64 {" + lo + ", " + hi + "}, " + filter + ";");
+    linear_cluster(pre, "@" + filtered + " ", a, b, c);
+    pre.push_back("@" + filtered + " setp.ge.u32 " + in + ", " + a + ", " + lo + ";");
+    pre.push_back("@" + filtered + " setp.lt.and.u32 " + in + ", " + a + ", " + hi + ", " + in + ";");
+    pre.push_back("@" + filtered + " and.pred " + on + ", " + on + ", " + in + ";");
   }
 
   // Each value as a store operand. Addresses and, where the record follows the instruction,
@@ -211,6 +204,11 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     rec_lines.push_back("and.pred " + on + ", " + on + ", " + w.p(3) + ";");
   }
   const std::string voters_reg = w.r(next_r + 1);
+  // Where no lane of the warp records (tracing off, a guard that is false, a poll within its
+  // streak, a cluster not traced), everything up to the streak's update is branched around:
+  // most sites a kernel executes record nothing, and the record's work is most of a site's cost.
+  const std::string skip = "$" + prefix + "_skip_" + std::to_string(id);
+  const std::string counters = w.d(3), counter = w.d(4), capacity = w.d(5);
   {
     const std::string mask = w.r(next_r++), voters = w.r(next_r++), below = w.r(next_r++), rank = w.r(next_r++),
                       count = w.r(next_r++), reserve = w.r(next_r++), share = w.r(next_r++);
@@ -218,6 +216,29 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     const std::string n = std::to_string(records);
     auto& l = rec_lines;
     l.push_back("activemask.b32 " + mask + ";");
+    l.push_back("vote.sync.any.pred " + several + ", " + on + ", " + mask + ";");
+    l.push_back("@!" + several + " bra.uni " + skip + ";");
+    // Word 4: the counters (the next chunk, then one a traced cluster), word 5 how many; k = the
+    // cluster's rank among those traced (word 3's low half is 0 without --ctas), at most the
+    // last counter's.
+    {
+      const std::string a = w.r(next_r), b = w.r(next_r + 1), c = w.r(next_r + 2), lo = w.r(next_r + 3),
+                        k = w.d(2), last = w.d(5);
+      l.push_back("ld.global.u64 " + k + ", " + trace(kTraceClustersWord) + ";");
+      l.push_back("cvt.u32.u64 " + lo + ", " + k + ";");
+      linear_cluster(l, "", a, b, c);
+      l.push_back("sub.u32 " + a + ", " + a + ", " + lo + ";");
+      l.push_back("ld.global.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
+      l.push_back("setp.ne.and.u64 " + on + ", " + counters + ", 0, " + on + ";");
+      l.push_back("ld.global.u64 " + last + ", " + trace(kTraceCounterCountWord) + ";");
+      l.push_back("setp.ne.and.u64 " + on + ", " + last + ", 0, " + on + ";");
+      l.push_back("sub.u64 " + last + ", " + last + ", 1;");
+      l.push_back("cvt.u64.u32 " + k + ", " + a + ";");
+      l.push_back("min.u64 " + k + ", " + k + ", " + last + ";");
+      l.push_back("mad.lo.u64 " + counter + ", " + k + ", 4, " + counters + ";");
+      l.push_back("add.u64 " + counter + ", " + counter + ", " + std::to_string(kTicketCountersAt * 4) + ";");
+      l.push_back("ld.global.u64 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
+    }
     l.push_back("vote.sync.ballot.b32 " + voters + ", " + on + ", " + mask + ";");
     l.push_back("mov.u32 " + below + ", %lanemask_lt;");
     l.push_back("and.b32 " + below + ", " + below + ", " + voters + ";");
@@ -325,6 +346,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     rec_lines.push_back("@" + uniform + " or.b64 " + head_reg + ", " + head_reg + ", " + std::to_string(uint64_t(kFlagWarp) << 48) + ";");
   }
   rec_lines.push_back(store(write, rec, 0, 8, head_value));
+  rec_lines.push_back(skip + ":");
   if (plan.wait_result.empty()) rec_lines.push_back("mov.u32 " + streak + ", " + none + ";");
   else rec_lines.push_back("selp.b32 " + streak + ", " + none + ", " + std::to_string(id) + ", " + plan.wait_result + ";");
   c.regs = w.regs();

@@ -53,6 +53,7 @@ struct Warp {
   std::vector<uint32_t> tickets;
   std::vector<std::map<std::string, uint64_t>> regs;
   std::vector<bool> active;
+  std::vector<std::string> ran;  // each instruction the warp ran (any lane), in order
 
   explicit Warp(int lanes, uint64_t capacity, int clusters = 1)
       : counters(2 + clusters, 0), mem(capacity * instrument::kRecordBytes, 0), tickets(capacity, instrument::kNoTicket),
@@ -133,6 +134,11 @@ void run(Warp& w, const std::vector<std::string>& lines) {
       return it == w.regs[lane].end() ? 0 : it->second;  // special registers not set read 0
     };
     auto runs = [&](int lane) { return w.active[lane] && (guard.empty() || (val(lane, guard) != 0) != neg); };
+    for (int l = 0; l < lanes; ++l)
+      if (runs(l)) {
+        w.ran.push_back(line);  // a predicated-off instruction does nothing
+        break;
+      }
     uint32_t mask = 0;
     for (int l = 0; l < lanes; ++l) mask |= w.active[l] ? 1u << l : 0;
     // Warp-wide instructions: their result needs every lane's operand first.
@@ -273,6 +279,8 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = (v(1) - v(2)) & 0xFFFFFFFF;
       } else if (op == "mad.lo.u32") {
         r[ops[0]] = (v(1) * v(2) + v(3)) & 0xFFFFFFFF;
+      } else if (op == "cvt.u32.u64") {
+        r[ops[0]] = v(1) & 0xFFFFFFFF;
       } else if (op == "cvt.u64.u32") {
         r[ops[0]] = v(1) & 0xFFFFFFFF;
       } else if (op == "selp.b64" || op == "selp.b32" || op == "selp.u32") {
@@ -550,6 +558,41 @@ TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
   run(off, in.exit());
   EXPECT_EQ(off.made(), 0u);
   EXPECT_EQ(off.chunks(), 0u);
+}
+
+// Where no lane of the warp records, the record's work is branched around: a poll within its
+// streak, a false guard and tracing off read no special register (%clusterid, %tid, ...: each
+// read is slow) and take no ticket, and the streak is still kept.
+TEST(InstrumentRecordBytes, ASiteWhereNoLaneRecordsSkipsTheRecord) {
+  Instrumented in;
+  auto specials = [](const Warp& w) {  // mov.u32 %__tmakit_rN, %clusterid.x; and the like
+    static const std::regex special(R"(mov\.u32 %__tmakit_r\d+, %(clusterid|nclusterid|ctaid|tid|cluster_ctarank)\.?[xyz]?;)");
+    return std::count_if(w.ran.begin(), w.ran.end(), [](const std::string& l) { return std::regex_search(l, special); });
+  };
+  Warp w(32, 64);
+  for (int l = 0; l < 32; ++l) w.regs[l]["%p2"] = 1, w.regs[l]["%r1"] = 0, w.regs[l]["%p3"] = 0;
+  run(w, in.prologue());
+  run(w, lines_of_site(in.r.text, kWait));  // the first failed poll: recorded
+  EXPECT_EQ(w.made(), 1u);
+  EXPECT_GT(specials(w), 0);
+  w.ran.clear();
+  run(w, lines_of_site(in.r.text, kWait));  // the second: within the streak
+  EXPECT_EQ(w.made(), 1u);
+  EXPECT_EQ(specials(w), 0) << "a special register read where nothing is recorded";
+  // The records address and guard, the pending ticket's check, word 3, the wait's operands taken
+  // before it runs (four here), the streak's check, the vote, the branch and the streak's update:
+  // 17 (a recorded site runs more than 100).
+  EXPECT_LE(w.ran.size(), 17u) << "a site that records nothing ran " << w.ran.size() << " instructions";
+  for (int l = 0; l < 32; ++l) w.regs[l]["%p3"] = 1;
+  w.ran.clear();
+  run(w, lines_of_site(in.r.text, kWait));  // the success: recorded, the streak ends
+  EXPECT_EQ(w.made(), 2u);
+  EXPECT_GT(w.ran.size(), 100u);
+  for (int l = 0; l < 32; ++l) w.regs[l]["%p2"] = 0;
+  w.ran.clear();
+  run(w, lines_of_site(in.r.text, kInit));  // a false guard: nothing recorded, nothing read
+  EXPECT_EQ(w.made(), 2u);
+  EXPECT_EQ(specials(w), 0);
 }
 
 // `tmakit check --ctas`: word 3 names the clusters traced, [low, high) by linear %clusterid

@@ -67,6 +67,7 @@ class CheckHooks : public ::testing::Test {
     std::string cmd = "env LD_LIBRARY_PATH=" STAND_IN_DIR " TMAKIT_WATCH_LIBRARY=" WATCH_LIBRARY
                       " TMAKIT_STAND_IN_TRACE=" + (dir_ / "recorded.bin").string() +
                       " TMAKIT_STAND_IN_LOADED=" + (dir_ / "loaded.txt").string() +
+                      " TMAKIT_STAND_IN_LAUNCHED=" + (dir_ / "launched.txt").string() +
                       " TMAKIT_STAND_IN_OUTCOME=" + outcome + " " + prefix + " " CHECK_PROBE " " + probe_args +
                       " >" + out.string() + " 2>" + err.string();
     fs::remove(dir_ / "loaded.txt");

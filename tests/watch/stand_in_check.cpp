@@ -16,7 +16,8 @@
 //     or finishes after 0.2 s (=slow: events CUDA_ERROR_NOT_READY until then, as a real kernel
 //     longer than one query is),
 //     or faults (=fault: CUDA_ERROR_ILLEGAL_INSTRUCTION, sticky: every later call returns it).
-//   - TMAKIT_STAND_IN_LOADED names a file that gets each loaded image's text, for the tests.
+//   - TMAKIT_STAND_IN_LOADED names a file that gets each loaded image's text, for the tests;
+//     TMAKIT_STAND_IN_LAUNCHED one that gets a line a launch: whether its trace words record.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -126,6 +127,8 @@ abi::CUresult launch(void* f) {
   auto* fn = static_cast<Function*>(f);
   if (fn == nullptr) return abi::kInvalidValue;
   Module* m = fn->module;
+  if (std::string f = env("TMAKIT_STAND_IN_LAUNCHED"); !f.empty())
+    std::ofstream(f, std::ios::app) << (m->trace[0] != 0 ? "recording\n" : "not recording\n");
   if (m->trace[0] != 0) {
     std::ifstream in(env("TMAKIT_STAND_IN_TRACE"), std::ios::binary);
     std::stringstream s;

@@ -107,6 +107,11 @@ TEST_F(CheckHooks, LaunchesLimitsTheCheckedLaunchesPerKernel) {
   EXPECT_TRUE(fs::exists(dir_ / "saved" / "launch-1"));
   EXPECT_FALSE(fs::exists(dir_ / "saved" / "launch-2"));  // the third ran unchecked
   EXPECT_NE(r.err.find("tmakit check: 2 launches checked (2 completed"), std::string::npos) << r.err;
+  // ... and recorded nothing: its trace words' records address was 0.
+  std::ifstream launched(dir_ / "launched.txt");
+  std::stringstream lines;
+  lines << launched.rdbuf();
+  EXPECT_EQ(lines.str(), "recording\nrecording\nnot recording\n");
 }
 
 TEST_F(CheckHooks, HangIsReportedWhileAliveThenKilled) {

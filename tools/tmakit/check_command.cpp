@@ -309,7 +309,7 @@ void add_check_command(CLI::App& app, int& status) {
                "[ARGS...]), or replay a saved trace (tmakit check --replay DIR)");
   cmd->add_option("--timeout", o->timeout, "seconds a launch may run before it counts as hung (default 10)");
   cmd->add_option("--launches", o->launches,
-                  "check the first N launches of each kernel; later ones run unchecked (default 0: all)");
+                  "check the first N launches of each kernel; later ones run unchecked, recording nothing (default 0: all)");
   cmd->add_option("--capacity", o->capacity,
                   "records the trace buffer holds (128 bytes each; default 4194304 = 512 MiB in device memory, 262144 "
                   "= 32 MiB with --records host); records past it are counted, not kept (1024 to 67108864)");

@@ -82,6 +82,10 @@ class TraceBuffer {
   // no such symbol or the driver refuses a call.
   bool attach(CUmodule module, std::string* why);
   bool attach_library(CUlibrary library, std::string* why);  // the global in the current context
+  // Sets word 0 of every attached module to 0, so that launches until the next attach() record
+  // nothing (`tmakit check --launches N`: the launches past N run at the cost of the
+  // instrumented code alone).
+  void stop_recording();
   // Clears what the last launch wrote: the record slots of the chunks it took (all of them when
   // that is unknown: no collect() since, or a fault), their tickets, the counters. Device memory
   // is cleared on `stream`, the launch's, so the clearing is ordered before the launch whatever

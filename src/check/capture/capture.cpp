@@ -207,6 +207,11 @@ bool TraceBuffer::attach_library(CUlibrary library, std::string* why) {
   return attach_found(r, "library", d, bytes, why);
 }
 
+void TraceBuffer::stop_recording() {
+  const uint64_t off = 0;
+  for (CUdeviceptr words : attached_) driver_.memcpy_htod(words + instrument::kTraceRecordsWord * 8, &off, 8);
+}
+
 bool TraceBuffer::attach_found(int lookup, const char* holder, CUdeviceptr words, size_t bytes, std::string* why) {
   if (lookup != 0) {
     if (why) *why = fmt::format("the {} has no {} ({})", holder, instrument::kTraceSymbol, result_name(driver_, lookup));

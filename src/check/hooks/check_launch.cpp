@@ -221,10 +221,17 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
   const std::optional<CheckFunction> fn = find_check_function(function);
   if (!fn) return launch();  // not instrumented: untouched, no wait
   std::lock_guard<std::mutex> serial(launch_mutex());
-  // --launches N: the first N launches of each kernel are checked, the rest run as they are.
+  // Never destroyed: freeing device memory from a static destructor would call the driver
+  // after the program's runtime has torn its context down.
+  static check::TraceBuffer* trace = nullptr;
+  // --launches N: the first N launches of each kernel are checked; the rest run instrumented
+  // but recording nothing (the trace words' records address is 0 until the next checked launch).
   static const auto limit = static_cast<uint64_t>(env_number(kEnvCheckLaunches, 0));
   static std::map<std::string, uint64_t>* launches = new std::map<std::string, uint64_t>;
-  if (limit != 0 && (*launches)[fn->name]++ >= limit) return launch();
+  if (limit != 0 && (*launches)[fn->name]++ >= limit) {
+    if (trace) trace->stop_recording();
+    return launch();
+  }
 
   // --ctas: the clusters to trace, as `tmakit check` wrote them ("FIRST-END"); anything else: all.
   static const std::pair<uint32_t, uint32_t> clusters = [] {
@@ -239,9 +246,6 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
     const char* v = std::getenv(kEnvCheckRecords);
     return std::string(v && (std::string_view(v) == "host" || std::string_view(v) == "device") ? v : "auto");
   }();
-  // Never destroyed: freeing device memory from a static destructor would call the driver
-  // after the program's runtime has torn its context down.
-  static check::TraceBuffer* trace = nullptr;
   std::string why;
   if (!trace) {
     // --capacity, else the default of where the records go (device memory is cheap to fill;
