@@ -306,7 +306,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     l.push_back("and.pred " + fresh + ", " + fresh + ", " + on + ";");
     l.push_back("@" + fresh + " atom.global.add.u32 " + used + ", [" + counters + "], 1;");
     // Clamped so that the slot number cannot wrap round into the buffer (a capacity is below 2^27).
-    l.push_back("@" + fresh + " min.u32 " + used + ", " + used + ", " + std::to_string(1u << 27) + ";");
+    l.push_back("@" + fresh + " min.u32 " + used + ", " + used + ", " + std::to_string(UINT32_MAX / kChunkRecords - 1) + ";");
     l.push_back("@" + fresh + " mul.lo.u32 " + lane.slot + ", " + used + ", " + std::to_string(kChunkRecords) + ";");
     l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
     l.push_back("setp.lt.and.u64 " + write + ", " + slot + ", " + capacity + ", " + on + ";");

@@ -41,6 +41,7 @@ const char* const kModule = R"(.version 8.6
 }
 )";
 constexpr uint32_t kInit = 0, kLoad = 1, kWait = 2;  // the sites, in module order
+constexpr uint64_t kRoom = 4 * instrument::kChunkRecords;  // record slots: four chunks
 
 // Where the interpreter puts `__tmakit_trace`, the record slots, their tickets and the counters.
 constexpr uint64_t kTraceAt = 0x7000000, kRecordsAt = 0x100000, kTicketsAt = 0x9000000, kCountersAt = 0x8000000;
@@ -359,7 +360,7 @@ TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
   Instrumented in;
   ASSERT_EQ(in.r.status, 0) << (in.r.diags.empty() ? "" : format(in.r.diags[0]));
   ASSERT_EQ(in.r.sites.size(), 3u);
-  Warp w(1, 64);
+  Warp w(1, kRoom);
   w.regs[0] = {{"%ctaid.x", 0x01020304}, {"%ctaid.y", 0x1112}, {"%ctaid.z", 0x2122}, {"%tid.x", 0x3132},
                {"%tid.y", 0x4142}, {"%tid.z", 0x5152}, {"%cluster_ctarank", 0x6162}, {"%clusterid.x", 0x71727374},
                {"%clusterid.y", 0x8182}, {"%clusterid.z", 0x9192}, {"%p2", 1}};
@@ -407,7 +408,7 @@ TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
 // its function returns), not at its own: a record's writing never waits for the atomic.
 TEST(InstrumentRecordBytes, ATicketIsWrittenAtTheLanesNextSite) {
   Instrumented in;
-  Warp w(1, 64);
+  Warp w(1, kRoom);
   w.regs[0]["%p2"] = 1;
   w.counters[2] = 7;  // seven tickets taken before
   run(w, in.prologue());
@@ -428,7 +429,7 @@ TEST(InstrumentRecordBytes, ATicketIsWrittenAtTheLanesNextSite) {
 // a tensor operation (three slots) that would not fit in what is left.
 TEST(InstrumentRecordBytes, ALaneTakesANewChunkWhenItsOwnIsFull) {
   Instrumented in;
-  Warp w(1, 64);
+  Warp w(1, kRoom);
   w.regs[0]["%p2"] = 1;
   w.counters[0] = 2;  // chunks 0 and 1 are other lanes'
   run(w, in.prologue());
@@ -495,7 +496,7 @@ TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
     }
   // A poll that succeeded in some lanes and failed in others: the outcome differs, one record a lane.
   {
-    Warp w(4, 64);
+    Warp w(4, kRoom);
     for (int l = 0; l < 4; ++l) w.regs[l]["%r1"] = 0, w.regs[l]["%p3"] = l < 2;
     run(w, in.prologue());
     run(w, lines_of_site(in.r.text, kWait));
@@ -507,7 +508,7 @@ TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
   }
   // The init's values are the same in every lane whose guard holds: one warp record for them.
   {
-    Warp w(32, 64);
+    Warp w(32, kRoom);
     uint32_t mask = 0;
     for (int l = 0; l < 32; ++l) w.regs[l]["%p2"] = l % 3 != 0, mask |= l % 3 ? 1u << l : 0;
     run(w, in.prologue());
@@ -522,7 +523,7 @@ TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
   }
   // Three records a lane for a tensor operation: each lane's three are together.
   {
-    Warp w(4, 64);
+    Warp w(4, kRoom);
     for (int l = 0; l < 4; ++l) w.regs[l]["%p2"] = l != 1;
     run(w, in.prologue());
     run(w, lines_of_site(in.r.text, kLoad));
@@ -550,7 +551,7 @@ TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
   EXPECT_EQ(full.slots_written(), 2u);
   EXPECT_EQ(full.in_order().size(), 2u);
   // Tracing off (no records address): nothing reserved, nothing written.
-  Warp off(32, 64);
+  Warp off(32, kRoom);
   off.words[0] = 0;
   for (int l = 0; l < 32; ++l) off.regs[l]["%p2"] = 1;
   run(off, in.prologue());
@@ -569,7 +570,7 @@ TEST(InstrumentRecordBytes, ASiteWhereNoLaneRecordsSkipsTheRecord) {
     static const std::regex special(R"(mov\.u32 %__tmakit_r\d+, %(clusterid|nclusterid|ctaid|tid|cluster_ctarank)\.?[xyz]?;)");
     return std::count_if(w.ran.begin(), w.ran.end(), [](const std::string& l) { return std::regex_search(l, special); });
   };
-  Warp w(32, 64);
+  Warp w(32, kRoom);
   for (int l = 0; l < 32; ++l) w.regs[l]["%p2"] = 1, w.regs[l]["%r1"] = 0, w.regs[l]["%p3"] = 0;
   run(w, in.prologue());
   run(w, lines_of_site(in.r.text, kWait));  // the first failed poll: recorded
@@ -581,13 +582,13 @@ TEST(InstrumentRecordBytes, ASiteWhereNoLaneRecordsSkipsTheRecord) {
   EXPECT_EQ(specials(w), 0) << "a special register read where nothing is recorded";
   // The records address and guard, the pending ticket's check, word 3, the wait's operands taken
   // before it runs (four here), the streak's check, the vote, the branch and the streak's update:
-  // 17 (a recorded site runs more than 100).
+  // 17 (the recorded success below runs more than four times as many).
   EXPECT_LE(w.ran.size(), 17u) << "a site that records nothing ran " << w.ran.size() << " instructions";
   for (int l = 0; l < 32; ++l) w.regs[l]["%p3"] = 1;
   w.ran.clear();
   run(w, lines_of_site(in.r.text, kWait));  // the success: recorded, the streak ends
   EXPECT_EQ(w.made(), 2u);
-  EXPECT_GT(w.ran.size(), 100u);
+  EXPECT_GT(w.ran.size(), 4 * 17u);
   for (int l = 0; l < 32; ++l) w.regs[l]["%p2"] = 0;
   w.ran.clear();
   run(w, lines_of_site(in.r.text, kInit));  // a false guard: nothing recorded, nothing read
@@ -600,7 +601,7 @@ TEST(InstrumentRecordBytes, ASiteWhereNoLaneRecordsSkipsTheRecord) {
 TEST(InstrumentRecordBytes, OnlyTheClustersOfWord3Record) {
   Instrumented in;
   auto run_in = [&](uint32_t cx, uint32_t cy, uint64_t word3) {
-    Warp w(4, 64);
+    Warp w(4, kRoom);
     w.words[3] = word3;
     for (int l = 0; l < 4; ++l) {
       w.regs[l]["%p2"] = 1;
@@ -623,7 +624,7 @@ TEST(InstrumentRecordBytes, OnlyTheClustersOfWord3Record) {
 // traced: counter 2 + k); a cluster past the counters there are takes the last one's.
 TEST(InstrumentRecordBytes, EachClusterTakesTicketsFromItsOwnCounter) {
   Instrumented in;
-  Warp w(2, 64, 3);
+  Warp w(2, kRoom, 3);
   w.words[3] = 4 | uint64_t{8} << 32;  // --ctas 4-7: cluster 4 is the first traced
   run(w, in.prologue());
   auto init_in = [&](uint32_t cluster) {
@@ -651,7 +652,7 @@ TEST(InstrumentRecordBytes, EachClusterTakesTicketsFromItsOwnCounter) {
 // any other record ends the streak, so the next failed poll is recorded again.
 TEST(InstrumentRecordBytes, AWaitLoopIsRecordedAtItsFirstFailureAndItsSuccess) {
   Instrumented in;
-  Warp w(1, 64);
+  Warp w(1, kRoom);
   w.regs[0]["%p2"] = 1;
   run(w, in.prologue());
   auto poll = [&](bool done) {

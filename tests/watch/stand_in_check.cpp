@@ -135,14 +135,14 @@ abi::CUresult launch(void* f) {
     s << in.rdbuf();
     const std::string bytes = s.str();
     const uint64_t n = bytes.size() / 128;
-    // As one lane that made every record: slots 0.. in chunks of 16, tickets 0.., the counters
+    // As one lane that made every record: slots 0.. in chunks of 64, tickets 0.., the counters
     // (trace.hpp): chunks taken, then the first cluster's tickets.
     auto* tickets = reinterpret_cast<uint32_t*>(m->trace[2]);
     auto* counters = reinterpret_cast<uint32_t*>(m->trace[4]);
     const uint64_t kept = std::min<uint64_t>(n, m->trace[1]);
     std::memcpy(reinterpret_cast<void*>(m->trace[0]), bytes.data(), kept * 128);
     for (uint64_t i = 0; i < kept; ++i) tickets[i] = static_cast<uint32_t>(i);
-    counters[0] += static_cast<uint32_t>((n + 15) / 16);
+    counters[0] += static_cast<uint32_t>((n + 63) / 64);
     counters[2] += static_cast<uint32_t>(n);
   }
   const std::string outcome = env("TMAKIT_STAND_IN_OUTCOME");

@@ -86,7 +86,7 @@ Record in_cluster(uint32_t site, uint16_t op, uint32_t cluster) {
   return r;
 }
 
-// The device's part of one launch, by hand (trace.hpp): slots in chunks of 16, a ticket a slot
+// The device's part of one launch, by hand (trace.hpp): slots in chunks of C, a ticket a slot
 // (kNoTicket where none came), the counters (chunks taken, unused, then each cluster's tickets).
 struct ByHand {
   std::vector<Record> slots;
@@ -101,17 +101,18 @@ struct ByHand {
 // first, then B's first, then A's first, then a tensor operation of A's (three records, the
 // first ticket at its first); B's second record's ticket never came (it hung right after).
 // Sites name the expected position.
+constexpr uint32_t C = tmakit::instrument::kChunkRecords;
 ByHand two_lanes_and_a_cluster() {
   using tmakit::instrument::TraceOp;
-  ByHand h(48, 2);
-  h.put(16, in_cluster(3, 10, 0), 2);
-  h.put(17, in_cluster(1, 11, 0), 0);
-  h.put(18, in_cluster(4, static_cast<uint16_t>(TraceOp::tensor_map_lo), 0), 3);
-  h.put(19, in_cluster(5, static_cast<uint16_t>(TraceOp::tensor_map_hi), 0), tmakit::instrument::kNoTicket);
-  h.put(20, in_cluster(6, static_cast<uint16_t>(TraceOp::tensor_load), 0), tmakit::instrument::kNoTicket);
+  ByHand h(3 * C, 2);
+  h.put(C, in_cluster(3, 10, 0), 2);
+  h.put(C + 1, in_cluster(1, 11, 0), 0);
+  h.put(C + 2, in_cluster(4, static_cast<uint16_t>(TraceOp::tensor_map_lo), 0), 3);
+  h.put(C + 3, in_cluster(5, static_cast<uint16_t>(TraceOp::tensor_map_hi), 0), tmakit::instrument::kNoTicket);
+  h.put(C + 4, in_cluster(6, static_cast<uint16_t>(TraceOp::tensor_load), 0), tmakit::instrument::kNoTicket);
   h.put(0, in_cluster(2, 12, 0), 1);
   h.put(1, in_cluster(7, 15, 0), tmakit::instrument::kNoTicket);
-  h.put(32, in_cluster(8, 13, 1), 0);
+  h.put(2 * C, in_cluster(8, 13, 1), 0);
   h.counters = {3, 0, 7, 1};
   return h;
 }
@@ -128,9 +129,9 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   CUmodule m = load_instrumented(s);
   ASSERT_TRUE(m);
   std::string why;
-  auto t = tmakit::check::TraceBuffer::create(s.driver, 40, &why);  // rounded up to whole chunks
+  auto t = tmakit::check::TraceBuffer::create(s.driver, 3 * C - 5, &why);  // rounded up to whole chunks
   ASSERT_TRUE(t) << why;
-  EXPECT_EQ(t->capacity(), 48u);
+  EXPECT_EQ(t->capacity(), 3 * C);
   ASSERT_TRUE(t->attach(m, &why)) << why;
 
   // The words, read through the driver as the device would see them.
@@ -138,7 +139,7 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   uint64_t w[6];
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[0], t->device_address());
-  EXPECT_EQ(w[1], 48u);
+  EXPECT_EQ(w[1], 3 * C);
   EXPECT_EQ(w[2], t->tickets_address());
   EXPECT_EQ(w[3], 0u);  // every cluster traced
   EXPECT_EQ(w[4], t->counters_address());
@@ -158,13 +159,13 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   // The tickets start as kNoTicket, the slots and counters as zero.
   const auto* tickets = reinterpret_cast<uint32_t*>(static_cast<uintptr_t>(w[2]));
   const auto* counters = reinterpret_cast<uint32_t*>(static_cast<uintptr_t>(w[4]));
-  for (int i = 0; i < 48; ++i) ASSERT_EQ(tickets[i], tmakit::instrument::kNoTicket) << i;
+  for (uint32_t i = 0; i < 3 * C; ++i) ASSERT_EQ(tickets[i], tmakit::instrument::kNoTicket) << i;
   for (int i = 0; i < 4; ++i) ASSERT_EQ(counters[i], 0u) << i;
 
   // Host-mapped memory: what the device writes is there at once.
   const ByHand h = two_lanes_and_a_cluster();
-  std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(w[0])), h.slots.data(), 48 * sizeof(Record));
-  std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(w[2])), h.tickets.data(), 48 * 4);
+  std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(w[0])), h.slots.data(), 3 * C * sizeof(Record));
+  std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(w[2])), h.tickets.data(), 3 * C * 4);
   std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(w[4])), h.counters.data(), 16);
   expect_sites_in_order(t->written(), kTwoLanesRecords);
   EXPECT_EQ(t->read_next(), std::optional<uint64_t>(8));  // 7 + 1 tickets
@@ -177,11 +178,11 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   // reset: the chunks the launch took, their tickets and the counters are clear again.
   t->reset();
   EXPECT_TRUE(t->written().empty());
-  for (int i = 0; i < 48; ++i) EXPECT_EQ(tickets[i], tmakit::instrument::kNoTicket) << i;
+  for (uint32_t i = 0; i < 3 * C; ++i) EXPECT_EQ(tickets[i], tmakit::instrument::kNoTicket) << i;
   for (int i = 0; i < 4; ++i) EXPECT_EQ(counters[i], 0u) << i;
   // No collect since the last reset: every slot is cleared, the last one too.
   auto* slots = reinterpret_cast<Record*>(static_cast<uintptr_t>(w[0]));
-  slots[47] = record(4, 15, 2);
+  slots[3 * C - 1] = record(4, 15, 2);
   t->reset();
   EXPECT_TRUE(t->written().empty());
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
@@ -298,7 +299,7 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
   CUmodule m = load_instrumented(s);
   ASSERT_TRUE(m);
   std::string why;
-  auto t = tmakit::check::TraceBuffer::create(s.driver, 64, &why, tmakit::check::RecordsIn::device);
+  auto t = tmakit::check::TraceBuffer::create(s.driver, 4 * C, &why, tmakit::check::RecordsIn::device);
   ASSERT_TRUE(t) << why;
   EXPECT_EQ(t->where(), tmakit::check::RecordsIn::device);
   t->plan_clusters(2);
@@ -325,10 +326,10 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
 
   // reset: the device's slots and counters are zero again, the tickets kNoTicket, the host copy gone.
   t->reset();
-  std::vector<Record> back(64);
-  std::vector<uint32_t> tickets(64), counters(4);
-  ASSERT_EQ(s.driver.memcpy_dtoh(back.data(), w[0], 64 * sizeof(Record)), 0);
-  ASSERT_EQ(s.driver.memcpy_dtoh(tickets.data(), w[2], 64 * 4), 0);
+  std::vector<Record> back(4 * C);
+  std::vector<uint32_t> tickets(4 * C), counters(4);
+  ASSERT_EQ(s.driver.memcpy_dtoh(back.data(), w[0], 4 * C * sizeof(Record)), 0);
+  ASSERT_EQ(s.driver.memcpy_dtoh(tickets.data(), w[2], 4 * C * 4), 0);
   ASSERT_EQ(s.driver.memcpy_dtoh(counters.data(), w[4], 16), 0);
   for (const Record& r : back) EXPECT_EQ(r.op, 0);
   for (uint32_t k : tickets) EXPECT_EQ(k, tmakit::instrument::kNoTicket);
@@ -358,7 +359,7 @@ TEST(CheckCapture, ChunksPastTheCapacityAreDropped) {
   CUmodule m = load_instrumented(s);
   ASSERT_TRUE(m);
   std::string why;
-  auto t = tmakit::check::TraceBuffer::create(s.driver, 32, &why, tmakit::check::RecordsIn::device);
+  auto t = tmakit::check::TraceBuffer::create(s.driver, 2 * C, &why, tmakit::check::RecordsIn::device);
   ASSERT_TRUE(t) << why;
   t->plan_clusters(4);
   ASSERT_TRUE(t->attach(m, &why)) << why;
@@ -366,21 +367,21 @@ TEST(CheckCapture, ChunksPastTheCapacityAreDropped) {
   uint64_t w[6];
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[5], 4u);
-  // Two chunks fit; five were taken. Cluster 2 made 20 records, 16 of them in chunk 1; cluster
+  // Two chunks fit; five were taken. Cluster 2 made C + 4 records, C of them in chunk 1; cluster
   // 0 made 2, in chunk 0.
-  ByHand h(32, 4);
+  ByHand h(2 * C, 4);
   h.put(0, in_cluster(1, 10, 0), 0);
   h.put(1, in_cluster(2, 10, 0), 1);
-  for (uint32_t i = 0; i < 16; ++i) h.put(16 + i, in_cluster(3 + i, 11, 2), i);
-  h.counters = {5, 0, 2, 0, 20, 0};
-  ASSERT_EQ(s.driver.memcpy_htod(w[0], h.slots.data(), 32 * sizeof(Record)), 0);
-  ASSERT_EQ(s.driver.memcpy_htod(w[2], h.tickets.data(), 32 * 4), 0);
+  for (uint32_t i = 0; i < C; ++i) h.put(C + i, in_cluster(3 + i, 11, 2), i);
+  h.counters = {5, 0, 2, 0, C + 4, 0};
+  ASSERT_EQ(s.driver.memcpy_htod(w[0], h.slots.data(), 2 * C * sizeof(Record)), 0);
+  ASSERT_EQ(s.driver.memcpy_htod(w[2], h.tickets.data(), 2 * C * 4), 0);
   ASSERT_EQ(s.driver.memcpy_htod(w[4], h.counters.data(), h.counters.size() * 4), 0);
   ASSERT_TRUE(t->collect(tmakit::check::LaunchEnd::finished, 1, &why)) << why;
-  expect_sites_in_order(t->written(), 18);
+  expect_sites_in_order(t->written(), C + 2);
   EXPECT_EQ(t->dropped(), std::optional<uint64_t>(4));
-  t->plan_clusters(100);
+  t->plan_clusters(3 * C);  // more counters than records: as many as records
   ASSERT_TRUE(t->attach(m, &why)) << why;
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
-  EXPECT_EQ(w[5], 32u);
+  EXPECT_EQ(w[5], 2 * C);
 }

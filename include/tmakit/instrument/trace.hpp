@@ -42,7 +42,10 @@ inline constexpr std::string_view kTraceSymbol = "__tmakit_trace";
 inline constexpr size_t kTraceWords = 6;
 inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceTicketsWord = 2, kTraceClustersWord = 3,
                         kTraceCountersWord = 4, kTraceCounterCountWord = 5;
-inline constexpr uint32_t kChunkRecords = 16;
+// 64: one record in 64 waits for the chunk counter's answer, a counter every writing lane of the
+// GPU bumps (at 16 a chunk, its contention made a 4096³ CUTLASS GEMM slower than one atomic a
+// record on per-cluster counters); a lane that records once still takes 8 KiB of the buffer.
+inline constexpr uint32_t kChunkRecords = 64;
 inline constexpr uint32_t kNoTicket = 0xFFFFFFFF;
 // Counter words before the first cluster's (word 4): the next chunk, then one unused.
 inline constexpr size_t kTicketCountersAt = 2;
