@@ -324,6 +324,14 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
   expect_sites_in_order(t->written(), kTwoLanesRecords);
   EXPECT_EQ(t->dropped(), std::optional<uint64_t>(2));
 
+  // A chunk taken after the collect (a launch no one collected, records written after a copy):
+  // the chunk counter says so, and reset clears it too; else its records would come back with
+  // the next launch that reuses it.
+  const Record late = in_cluster(9, 10, 0);
+  const uint32_t late_ticket = 4, chunks_now = 4;
+  ASSERT_EQ(s.driver.memcpy_htod(w[0] + (3 * C + 5) * sizeof(Record), &late, sizeof late), 0);
+  ASSERT_EQ(s.driver.memcpy_htod(w[2] + (3 * C + 5) * 4, &late_ticket, 4), 0);
+  ASSERT_EQ(s.driver.memcpy_htod(w[4], &chunks_now, 4), 0);
   // reset: the device's slots and counters are zero again, the tickets kNoTicket, the host copy gone.
   t->reset();
   std::vector<Record> back(4 * C);

@@ -221,9 +221,19 @@ bool TraceBuffer::attach_found(int lookup, const char* holder, CUdeviceptr words
 }
 
 void TraceBuffer::reset(void* stream) {
-  // Only the chunks the last launch took (a per-launch clearing of the whole buffer would cost
-  // more than a short kernel), when collect() counted them; else all.
-  const size_t slots = used_chunks_ ? std::min<size_t>(*used_chunks_ * instrument::kChunkRecords, capacity_) : capacity_;
+  // Only the chunks taken since the last reset (a per-launch clearing of the whole buffer would
+  // cost more than a short kernel): those collect() counted, or more where the chunk counter has
+  // gone on since (records written after a running launch's copy, or by a launch no one
+  // collected); all of them when neither is known. A chunk left uncleared would come back in
+  // the next launch's records wherever that launch reuses its chunk.
+  std::optional<uint64_t> chunks = used_chunks_;
+  uint32_t taken = 0;
+  if (chunks && (counters_.host != nullptr ? (std::memcpy(&taken, counters_.host, 4), true)
+                                           : driver_.memcpy_dtoh(&taken, counters_.device, 4) == 0))
+    chunks = std::max<uint64_t>(*chunks, taken);
+  else
+    chunks.reset();
+  const size_t slots = chunks ? std::min<size_t>(*chunks * instrument::kChunkRecords, capacity_) : capacity_;
   fill(records_, slots * instrument::kRecordBytes, 0, stream);
   fill(tickets_, slots * 4, 0xFF, stream);  // kNoTicket
   fill(counters_, counters_bytes(), 0, stream);
