@@ -40,6 +40,10 @@ void linear_cluster(std::vector<std::string>& out, const std::string& guard, con
   out.push_back(guard + "mad.lo.u32 " + a + ", " + a + ", " + b + ", " + c + ";");
 }
 
+// A trace word's address. The words live in the constant space: the device only reads them, and
+// every lane of every warp reads the same few, which the constant cache answers at once (in
+// global memory, the L1 that a kernel using all its shared memory leaves is a few KiB, and a
+// word evicted from it cost each site a round trip to L2 before its vote).
 std::string trace(size_t word) {
   return "[" + std::string(kTraceSymbol) + (word ? "+" + std::to_string(word * 8) : "") + "]";
 }
@@ -132,7 +136,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
 
   pre.push_back("// " + prefix + " site " + std::to_string(id) + ": " + std::string(to_string(plan.op)));
   // Taken before the instruction, which may write its own guard (a try_wait's predicate).
-  pre.push_back("ld.global.u64 " + base + ", " + trace(kTraceRecordsWord) + ";");
+  pre.push_back("ld.const.u64 " + base + ", " + trace(kTraceRecordsWord) + ";");
   if (plan.guard.empty())
     pre.push_back("setp.ne.u64 " + on + ", " + base + ", 0;");
   else
@@ -146,7 +150,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
   {
     const std::string filter = w.d(2), filtered = w.p(7), in = w.p(8), a = w.r(1), b = w.r(2), c = w.r(3),
                       lo = w.r(4), hi = w.r(5);
-    pre.push_back("ld.global.u64 " + filter + ", " + trace(kTraceClustersWord) + ";");
+    pre.push_back("ld.const.u64 " + filter + ", " + trace(kTraceClustersWord) + ";");
     pre.push_back("setp.ne.and.u64 " + filtered + ", " + filter + ", 0, " + on + ";");
     pre.push_back("@" + filtered + " mov.b64 {" + lo + ", " + hi + "}, " + filter + ";");
     linear_cluster(pre, "@" + filtered + " ", a, b, c);
@@ -224,20 +228,20 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     {
       const std::string a = w.r(next_r), b = w.r(next_r + 1), c = w.r(next_r + 2), lo = w.r(next_r + 3),
                         k = w.d(2), last = w.d(5);
-      l.push_back("ld.global.u64 " + k + ", " + trace(kTraceClustersWord) + ";");
+      l.push_back("ld.const.u64 " + k + ", " + trace(kTraceClustersWord) + ";");
       l.push_back("cvt.u32.u64 " + lo + ", " + k + ";");
       linear_cluster(l, "", a, b, c);
       l.push_back("sub.u32 " + a + ", " + a + ", " + lo + ";");
-      l.push_back("ld.global.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
+      l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
       l.push_back("setp.ne.and.u64 " + on + ", " + counters + ", 0, " + on + ";");
-      l.push_back("ld.global.u64 " + last + ", " + trace(kTraceCounterCountWord) + ";");
+      l.push_back("ld.const.u64 " + last + ", " + trace(kTraceCounterCountWord) + ";");
       l.push_back("setp.ne.and.u64 " + on + ", " + last + ", 0, " + on + ";");
       l.push_back("sub.u64 " + last + ", " + last + ", 1;");
       l.push_back("cvt.u64.u32 " + k + ", " + a + ";");
       l.push_back("min.u64 " + k + ", " + k + ", " + last + ";");
       l.push_back("mad.lo.u64 " + counter + ", " + k + ", 4, " + counters + ";");
       l.push_back("add.u64 " + counter + ", " + counter + ", " + std::to_string(kTicketCountersAt * 4) + ";");
-      l.push_back("ld.global.u64 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
+      l.push_back("ld.const.u64 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
     }
     l.push_back("vote.sync.ballot.b32 " + voters + ", " + on + ", " + mask + ";");
     l.push_back("mov.u32 " + below + ", %lanemask_lt;");
@@ -363,7 +367,7 @@ std::vector<std::string> flush_ticket(const std::string& prefix, const std::stri
                                       const std::string& p_pending) {
   const LaneRegisters lane = lane_registers(prefix);
   return {"setp.ne.u32 " + p_pending + ", " + lane.pending + ", " + std::to_string(kNoTicket) + ";",
-          "@" + p_pending + " ld.global.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
+          "@" + p_pending + " ld.const.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
           "@" + p_pending + " mad.wide.u32 " + d_at + ", " + lane.pending + ", 4, " + d_tickets + ";",
           "@" + p_pending + " st.global.u32 [" + d_at + "], " + lane.ticket + ";",
           "mov.u32 " + lane.pending + ", " + std::to_string(kNoTicket) + ";"};

@@ -267,7 +267,7 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
         auto w = words(p.text);
         if (w.size() >= 2 && w[0] == ".address_size" && w[1] == "64") {
           addressed = true;
-          splice.after(end, {".weak .global .align 8 .u64 " + std::string(kTraceSymbol) + "[" +
+          splice.after(end, {".weak .const .align 8 .u64 " + std::string(kTraceSymbol) + "[" +
                              std::to_string(kTraceWords) + "];"}, "");
         } else if (!w.empty() && w[0] == ".loc") {
           locs.directive(p.text);

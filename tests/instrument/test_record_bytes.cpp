@@ -207,7 +207,7 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         uint64_t off = plus == std::string::npos ? 0 : std::stoull(in.substr(plus + 1));
         return std::make_pair(base, off);
       };
-      if (op == "ld.global.u64") {
+      if (op == "ld.const.u64") {
         auto [base, off] = at(ops[1]);
         ASSERT_EQ(base, "__tmakit_trace") << line;
         r[ops[0]] = w.words[off / 8];

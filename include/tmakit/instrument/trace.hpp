@@ -8,7 +8,7 @@
 
 namespace tmakit::instrument {
 
-// The module-scope variable every instrumented module declares (`.weak`, so modules linked
+// The module-scope variable every instrumented module declares (`.weak .const`, so modules linked
 // together share one trace). Six 64-bit words, zero unless a host sets them:
 //   [0] the address of the records (device or host-mapped memory); 0 = tracing off, nothing is
 //       written
