@@ -8,7 +8,7 @@
 #                other test, and the fuzzers, which are targets of that build
 # SANITIZE=0 builds and runs every test in build/ instead, and only the fuzzers and their tests in
 # build-asan/. A line per stage, with the time spent so far; each stage shows its own progress
-# (ninja's [n/N], ctest's test lines, pip's build steps). About 18 minutes on a fresh 2-core machine
+# (ninja's [n/N], ctest's test lines, pip's build steps). About 19 minutes on a fresh 2-core machine
 # (README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
