@@ -322,6 +322,7 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
   EXPECT_EQ(t->read_next(), std::optional<uint64_t>(10));
   ASSERT_TRUE(t->collect(tmakit::check::LaunchEnd::finished, 1, &why)) << why;
   expect_sites_in_order(t->written(), kTwoLanesRecords);
+  EXPECT_EQ(t->made(), std::optional<uint64_t>(10));
   EXPECT_EQ(t->dropped(), std::optional<uint64_t>(2));
 
   // A chunk taken after the collect (a launch no one collected, records written after a copy):

@@ -6,6 +6,7 @@
 // reached through DriverCalls, so the preload library never links libcuda.
 #pragma once
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -96,14 +97,18 @@ class TraceBuffer {
   // why) when they cannot be read: a fault in device memory, or a copy that failed or did not
   // finish; then written() is empty.
   bool collect(LaunchEnd end, double wait_s, std::string* why);
-  // The tickets the last launch's clusters took: every record it made, kept or dropped (device
-  // memory: only after the launch finished, never during a hang); nullopt when unreadable.
+  // The tickets the launch's clusters have taken so far: every record it made, kept or dropped
+  // (device memory: only after the launch finished, never during a hang); nullopt when unreadable.
   std::optional<uint64_t> read_next();
+  // The same, as the last collect() read it.
+  std::optional<uint64_t> made() const { return collected_ ? std::optional<uint64_t>(made_) : std::nullopt; }
   // The next launch's traced clusters (the launch's, or those --ctas names) each take tickets
   // from a counter of their own (trace.hpp, words 4 and 5), from the next attach() on; 0: one.
   void plan_clusters(uint64_t clusters);
   // Records the last launch collected made but the capacity could not hold.
-  std::optional<uint64_t> dropped() const { return collected_ ? std::optional<uint64_t>(dropped_) : std::nullopt; }
+  std::optional<uint64_t> dropped() const {
+    return collected_ ? std::optional<uint64_t>(made_ - std::min<uint64_t>(made_, copied_.size())) : std::nullopt;
+  }
 
   // The records with op != 0, each cluster's in ticket order (by linear %clusterid, the
   // clusters one after another; records without a ticket after their cluster's, in slot order):
@@ -132,6 +137,9 @@ class TraceBuffer {
   bool attach_found(int lookup, const char* holder, CUdeviceptr words, size_t bytes, std::string* why);
   bool set_words(CUdeviceptr words, size_t bytes, std::string* why);
   size_t counters_bytes() const { return (instrument::kTicketCountersAt + counter_count_) * 4; }
+  // The counters as they are now (host-mapped: read in place; device: a copy, which waits for
+  // the launch); nullopt when the copy fails.
+  std::optional<std::vector<uint32_t>> counters_now() const;
   DriverCalls driver_;
   RecordsIn where_ = RecordsIn::host;
   Block records_, tickets_, counters_;        // trace.hpp: the slots, a ticket a slot, the counters
@@ -140,7 +148,7 @@ class TraceBuffer {
   void* copy_stream_ = nullptr;               // device: a non-blocking stream of the trace's own
   std::vector<instrument::Record> copied_;    // what collect() read, ordered
   bool collected_ = false;
-  uint64_t dropped_ = 0;
+  uint64_t made_ = 0;                         // tickets taken, as collect() read the counters
   std::optional<uint64_t> used_chunks_;       // chunks the last collected launch took (reset() clears those)
   size_t capacity_ = 0;
   uint64_t clusters_word_ = 0;

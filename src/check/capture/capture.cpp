@@ -227,12 +227,9 @@ void TraceBuffer::reset(void* stream) {
   // collected); all of them when neither is known. A chunk left uncleared would come back in
   // the next launch's records wherever that launch reuses its chunk.
   std::optional<uint64_t> chunks = used_chunks_;
-  uint32_t taken = 0;
-  if (chunks && (counters_.host != nullptr ? (std::memcpy(&taken, counters_.host, 4), true)
-                                           : driver_.memcpy_dtoh(&taken, counters_.device, 4) == 0))
-    chunks = std::max<uint64_t>(*chunks, taken);
-  else
-    chunks.reset();
+  const auto now = chunks ? counters_now() : std::nullopt;
+  if (now) chunks = std::max<uint64_t>(*chunks, (*now)[0]);
+  else chunks.reset();
   const size_t slots = chunks ? std::min<size_t>(*chunks * instrument::kChunkRecords, capacity_) : capacity_;
   fill(records_, slots * instrument::kRecordBytes, 0, stream);
   fill(tickets_, slots * 4, 0xFF, stream);  // kNoTicket
@@ -240,7 +237,23 @@ void TraceBuffer::reset(void* stream) {
   used_chunks_.reset();
   copied_.clear();
   collected_ = false;
-  dropped_ = 0;
+  made_ = 0;
+}
+
+namespace {
+// Every record the counters' clusters made: the sum of the ticket counters (trace.hpp, word 4).
+uint64_t tickets_taken(const std::vector<uint32_t>& counters) {
+  uint64_t made = 0;
+  for (size_t k = instrument::kTicketCountersAt; k < counters.size(); ++k) made += counters[k];
+  return made;
+}
+}  // namespace
+
+std::optional<std::vector<uint32_t>> TraceBuffer::counters_now() const {
+  std::vector<uint32_t> counters(counters_bytes() / 4);
+  if (counters_.host != nullptr) std::memcpy(counters.data(), counters_.host, counters_bytes());
+  else if (driver_.memcpy_dtoh(counters.data(), counters_.device, counters_bytes()) != 0) return std::nullopt;
+  return counters;
 }
 
 std::vector<instrument::Record> in_ticket_order(const instrument::Record* slots, const uint32_t* tickets, size_t n) {
@@ -278,7 +291,7 @@ std::vector<instrument::Record> in_ticket_order(const instrument::Record* slots,
 bool TraceBuffer::collect(LaunchEnd end, double wait_s, std::string* why) {
   copied_.clear();
   collected_ = false;
-  dropped_ = 0;
+  made_ = 0;
   std::string failed;
   auto lost = [&](std::string m) {
     if (why) *why = std::move(m);
@@ -339,21 +352,15 @@ bool TraceBuffer::collect(LaunchEnd end, double wait_s, std::string* why) {
                 !copy(tickets_.device, slots * 4, tickets.data())))
     return lost(failed);
   copied_ = in_ticket_order(records.data(), tickets.data(), slots);
-  uint64_t made = 0;
-  for (size_t k = instrument::kTicketCountersAt; k < counters.size(); ++k) made += counters[k];
-  dropped_ = made > copied_.size() ? made - copied_.size() : 0;
+  made_ = tickets_taken(counters);
   used_chunks_ = chunks;
   collected_ = true;
   return true;
 }
 
 std::optional<uint64_t> TraceBuffer::read_next() {
-  std::vector<uint32_t> counters(counters_bytes() / 4);
-  if (counters_.host != nullptr) std::memcpy(counters.data(), counters_.host, counters_bytes());
-  else if (driver_.memcpy_dtoh(counters.data(), counters_.device, counters_bytes()) != 0) return std::nullopt;
-  uint64_t made = 0;
-  for (size_t k = instrument::kTicketCountersAt; k < counters.size(); ++k) made += counters[k];
-  return made;
+  const auto counters = counters_now();
+  return counters ? std::optional<uint64_t>(tickets_taken(*counters)) : std::nullopt;
 }
 
 std::vector<instrument::Record> TraceBuffer::written() const {

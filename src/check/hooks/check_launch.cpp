@@ -324,7 +324,6 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
     info.outcome = state == abi::kSuccess ? "completed" : state == abi::kNotReady ? "timeout" : "fault";
   }
   info.driver_result = check::result_name(check_driver(), state);
-  if (info.outcome == "completed") info.next = trace->read_next();
   if (info.outcome == "timeout") info.timeout_s = timeout;
   info.records_in = trace->where() == check::RecordsIn::device ? "device" : "host";
   if (info.outcome != "launch_error") {
@@ -333,6 +332,9 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
                                                              : check::LaunchEnd::faulted;
     std::string lost;
     if (!trace->collect(end, std::max(2.0, timeout / 2), &lost)) info.records_lost = lost;
+    // The records made: from the counters collect() read (after the launch finished; during a
+    // hang the count is only a lower bound, and meta.json says null).
+    if (info.outcome == "completed") info.next = trace->made();
     info.dropped = trace->dropped();
   }
 
