@@ -28,16 +28,15 @@ class Writer {
   RegCounts regs_;
 };
 
-// `a` = the linear %clusterid (x + nx × (y + ny × z)), each line prefixed by `guard` ("@p " or "").
-void linear_cluster(std::vector<std::string>& out, const std::string& guard, const std::string& a, const std::string& b,
-                    const std::string& c) {
-  out.push_back(guard + "mov.u32 " + a + ", %clusterid.z;");
-  out.push_back(guard + "mov.u32 " + b + ", %nclusterid.y;");
-  out.push_back(guard + "mov.u32 " + c + ", %clusterid.y;");
-  out.push_back(guard + "mad.lo.u32 " + a + ", " + a + ", " + b + ", " + c + ";");
-  out.push_back(guard + "mov.u32 " + b + ", %nclusterid.x;");
-  out.push_back(guard + "mov.u32 " + c + ", %clusterid.x;");
-  out.push_back(guard + "mad.lo.u32 " + a + ", " + a + ", " + b + ", " + c + ";");
+// `a` = the linear %clusterid (x + nx × (y + ny × z)).
+void linear_cluster(std::vector<std::string>& out, const std::string& a, const std::string& b, const std::string& c) {
+  out.push_back("mov.u32 " + a + ", %clusterid.z;");
+  out.push_back("mov.u32 " + b + ", %nclusterid.y;");
+  out.push_back("mov.u32 " + c + ", %clusterid.y;");
+  out.push_back("mad.lo.u32 " + a + ", " + a + ", " + b + ", " + c + ";");
+  out.push_back("mov.u32 " + b + ", %nclusterid.x;");
+  out.push_back("mov.u32 " + c + ", %clusterid.x;");
+  out.push_back("mad.lo.u32 " + a + ", " + a + ", " + b + ", " + c + ";");
 }
 
 // A trace word's address. The words live in the constant space: the device only reads them, and
@@ -93,8 +92,8 @@ void ids(Writer& w, std::vector<std::string>& out, const std::string& on, const 
 // leaves `rec` at the record after them. Loaded 8 bytes at a time from the map's own address
 // (a map is 64-byte aligned; 8-byte loads need no more than a misplaced one has), only where the
 // record is written, so a kernel run without tracing reads nothing extra.
-void map_records(Writer& w, std::vector<std::string>& out, const MapRead& m, uint32_t id, const std::string& on,
-                 const std::string& rec, const std::string& tmp, const std::string& tmp2, int r, int d) {
+void map_records(std::vector<std::string>& out, const MapRead& m, uint32_t id, const std::string& on,
+                 const std::string& rec, const std::string& tmp, const std::string& tmp2) {
   std::string base = m.at.name.empty() ? "" : m.at.name;
   auto at = [&](int64_t byte) {
     int64_t off = m.at.value + byte;
@@ -103,7 +102,6 @@ void map_records(Writer& w, std::vector<std::string>& out, const MapRead& m, uin
   };
   for (TraceOp half : {TraceOp::tensor_map_lo, TraceOp::tensor_map_hi}) {
     const int64_t first = half == TraceOp::tensor_map_lo ? 0 : static_cast<int64_t>(kMapHalfBytes);
-    ids(w, out, on, rec, r, d);
     // Loaded 8 bytes at a time, stored 16 (the record's values are 16-byte aligned).
     for (uint32_t k = 0; k < kMapHalfBytes; k += 16) {
       out.push_back("@" + on + " ld" + m.space + ".b64 " + tmp + ", " + at(first + k) + ";");
@@ -112,8 +110,17 @@ void map_records(Writer& w, std::vector<std::string>& out, const MapRead& m, uin
                     ", " + tmp2 + "};");
     }
     out.push_back(store(on, rec, 0, 8, std::to_string(id | uint64_t(half) << 32)));
-    out.push_back("add.u64 " + rec + ", " + rec + ", " + std::to_string(kRecordBytes) + ";");
+    out.push_back("@" + on + " add.u64 " + rec + ", " + rec + ", " + std::to_string(kRecordBytes) + ";");
   }
+}
+
+// `t` = the address `s` names (Source::Kind::address): its base, widened, plus its offset.
+void address_into(std::vector<std::string>& out, const std::string& t, const Source& s) {
+  if (s.name.empty()) out.push_back("mov.u64 " + t + ", " + std::to_string(s.value) + ";");
+  else if (!s.base_is_reg) out.push_back("mov.u64 " + t + ", " + s.name + ";");
+  else if (s.bits == 64) out.push_back("mov.b64 " + t + ", " + s.name + ";");
+  else out.push_back("cvt.u64.u" + std::to_string(s.bits) + " " + t + ", " + s.name + ";");
+  if (!s.name.empty() && s.value) out.push_back("add.s64 " + t + ", " + t + ", " + std::to_string(s.value) + ";");
 }
 
 }  // namespace
@@ -127,7 +134,7 @@ uint32_t lanes_at(const Plan& plan) {
   return end + 4 <= kRecordBytes ? end : 0;
 }
 
-Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
+Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map_slot) {
   Writer w(prefix);
   Code c;
   auto& pre = c.before;
@@ -144,20 +151,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
   // The pending ticket of the lane's last record goes to its slot's ticket word first
   // (trace.hpp): its atomic was issued a site ago, so reading it here rarely waits.
   for (const std::string& l : flush_ticket(prefix, w.d(2), w.d(3), w.p(8))) pre.push_back(l);
-  // `tmakit check --ctas`: word 3 holds the clusters to trace, [low half, high half) by linear
-  // %clusterid (a launch without clusters: each CTA is its own); 0 traces every cluster. The
-  // special registers are read only where word 3 is set: each read costs.
-  {
-    const std::string filter = w.d(2), filtered = w.p(7), in = w.p(8), a = w.r(1), b = w.r(2), c = w.r(3),
-                      lo = w.r(4), hi = w.r(5);
-    pre.push_back("ld.const.u64 " + filter + ", " + trace(kTraceClustersWord) + ";");
-    pre.push_back("setp.ne.and.u64 " + filtered + ", " + filter + ", 0, " + on + ";");
-    pre.push_back("@" + filtered + " mov.b64 {" + lo + ", " + hi + "}, " + filter + ";");
-    linear_cluster(pre, "@" + filtered + " ", a, b, c);
-    pre.push_back("@" + filtered + " setp.ge.u32 " + in + ", " + a + ", " + lo + ";");
-    pre.push_back("@" + filtered + " setp.lt.and.u32 " + in + ", " + a + ", " + hi + ", " + in + ";");
-    pre.push_back("@" + filtered + " and.pred " + on + ", " + on + ", " + in + ";");
-  }
 
   // Each value as a store operand. Addresses and, where the record follows the instruction,
   // the registers it reads are taken before it runs: it may overwrite them (`arrive %rd1, [%rd1]`).
@@ -176,11 +169,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
         vals.push_back(t);
       } else {  // address: base (a register, widened, or a variable's address) plus offset
         std::string t = w.d(next_d++);
-        if (s.name.empty()) pre.push_back("mov.u64 " + t + ", " + std::to_string(s.value) + ";");
-        else if (!s.base_is_reg) pre.push_back("mov.u64 " + t + ", " + s.name + ";");
-        else if (s.bits == 64) pre.push_back("mov.b64 " + t + ", " + s.name + ";");
-        else pre.push_back("cvt.u64.u" + std::to_string(s.bits) + " " + t + ", " + s.name + ";");
-        if (!s.name.empty() && s.value) pre.push_back("add.s64 " + t + ", " + t + ", " + std::to_string(s.value) + ";");
+        address_into(pre, t, s);
         vals.push_back(t);
       }
     }
@@ -213,6 +202,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
   // most sites a kernel executes record nothing, and the record's work is most of a site's cost.
   const std::string skip = "$" + prefix + "_skip_" + std::to_string(id);
   const std::string counters = w.d(3), counter = w.d(4), capacity = w.d(5);
+  const std::string map_miss = w.p(9);
+  std::string map_key;
   {
     const std::string mask = w.r(next_r++), voters = w.r(next_r++), below = w.r(next_r++), rank = w.r(next_r++),
                       count = w.r(next_r++), reserve = w.r(next_r++), share = w.r(next_r++);
@@ -222,25 +213,15 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     l.push_back("activemask.b32 " + mask + ";");
     l.push_back("vote.sync.any.pred " + several + ", " + on + ", " + mask + ";");
     l.push_back("@!" + several + " bra.uni " + skip + ";");
-    // Word 4: the counters (the next chunk, then one a traced cluster), word 5 how many; k = the
-    // cluster's rank among those traced (word 3's low half is 0 without --ctas), at most the
-    // last counter's.
+    // The lane's ticket counter, which the function's prologue looked up: 0 where
+    // its cluster is not traced (`tmakit check --ctas`); a warp of such a cluster branches out
+    // at the second vote.
     {
-      const std::string a = w.r(next_r), b = w.r(next_r + 1), c = w.r(next_r + 2), lo = w.r(next_r + 3),
-                        k = w.d(2), last = w.d(5);
-      l.push_back("ld.const.u64 " + k + ", " + trace(kTraceClustersWord) + ";");
-      l.push_back("cvt.u32.u64 " + lo + ", " + k + ";");
-      linear_cluster(l, "", a, b, c);
-      l.push_back("sub.u32 " + a + ", " + a + ", " + lo + ";");
+      l.push_back("ld.local.u64 " + counter + ", " + lane_word(prefix, kLaneCounter) + ";");
+      l.push_back("setp.ne.and.u64 " + on + ", " + counter + ", 0, " + on + ";");
+      l.push_back("vote.sync.any.pred " + several + ", " + on + ", " + mask + ";");
+      l.push_back("@!" + several + " bra.uni " + skip + ";");
       l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
-      l.push_back("setp.ne.and.u64 " + on + ", " + counters + ", 0, " + on + ";");
-      l.push_back("ld.const.u64 " + last + ", " + trace(kTraceCounterCountWord) + ";");
-      l.push_back("setp.ne.and.u64 " + on + ", " + last + ", 0, " + on + ";");
-      l.push_back("sub.u64 " + last + ", " + last + ", 1;");
-      l.push_back("cvt.u64.u32 " + k + ", " + a + ";");
-      l.push_back("min.u64 " + k + ", " + k + ", " + last + ";");
-      l.push_back("mad.lo.u64 " + counter + ", " + k + ", 4, " + counters + ";");
-      l.push_back("add.u64 " + counter + ", " + counter + ", " + std::to_string(kTicketCountersAt * 4) + ";");
       l.push_back("ld.const.u64 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
     }
     l.push_back("vote.sync.ballot.b32 " + voters + ", " + on + ", " + mask + ";");
@@ -301,31 +282,64 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     l.push_back("shfl.sync.idx.b32 " + share + ", " + lane.ticket + ", " + below + ", 31, " + mask + ";");
     l.push_back("mad.lo.u32 " + lane.ticket + ", " + rank + ", " + n + ", " + share + ";");
     l.push_back(one_writer + ":");
-    // The slots: the lane's chunk, or a new one where it has no room left for `records`.
-    const std::string used = w.r(next_r++), fresh = w.p(8), slot = w.d(next_d++);
+    // A tensor operation writes its map's halves only where this site of the lane's last read
+    // another map address (trace.hpp): the function's map cache, in local memory, holds the
+    // address each such site last wrote the halves for (0: none since the function began or
+    // since a tensormap fence). The whole warp writes them where any of its lanes must, so that
+    // the slots a site takes are the same in every lane.
+    std::string slots = n;
+    if (map_slot >= 0) {
+      const std::string key = w.d(next_d++), last = w.d(next_d++);
+      slots = w.r(next_r++);
+      address_into(l, key, plan.map->at);
+      l.push_back("ld.local.u64 " + last + ", " + map_cache(prefix, map_slot) + ";");
+      l.push_back("setp.ne.and.u64 " + map_miss + ", " + last + ", " + key + ", " + on + ";");
+      l.push_back("vote.sync.any.pred " + map_miss + ", " + map_miss + ", " + mask + ";");
+      l.push_back("selp.u32 " + slots + ", " + n + ", 1, " + map_miss + ";");
+      map_key = key;
+    }
+    // The slots: the lane's chunk, or a new one where it has no room left for the site's.
+    const std::string used = w.r(next_r++), fresh = w.p(8), slot = w.d(next_d++), header = w.p(10),
+                      taken = "$" + prefix + "_chunk_" + std::to_string(id);
     l.push_back("and.b32 " + used + ", " + lane.slot + ", " + std::to_string(kChunkRecords - 1) + ";");
     l.push_back("setp.eq.u32 " + fresh + ", " + used + ", 0;");
-    if (records > 1)
-      l.push_back("setp.gt.or.u32 " + fresh + ", " + used + ", " + std::to_string(kChunkRecords - records) + ", " + fresh + ";");
+    if (records > 1) {
+      l.push_back("add.u32 " + w.r(next_r) + ", " + used + ", " + slots + ";");
+      l.push_back("setp.gt.or.u32 " + fresh + ", " + w.r(next_r) + ", " + std::to_string(kChunkRecords) + ", " + fresh + ";");
+    }
     l.push_back("and.pred " + fresh + ", " + fresh + ", " + on + ";");
+    // A new chunk begins with its header, the lane's ids (trace.hpp): the special registers
+    // are read once a chunk, not once a record. Branched around where no lane takes one.
+    l.push_back("vote.sync.any.pred " + header + ", " + fresh + ", " + mask + ";");
+    l.push_back("@!" + header + " bra.uni " + taken + ";");
     l.push_back("@" + fresh + " atom.global.add.u32 " + used + ", [" + counters + "], 1;");
     // Clamped so that the slot number cannot wrap round into the buffer (a capacity is below 2^27).
     l.push_back("@" + fresh + " min.u32 " + used + ", " + used + ", " + std::to_string(UINT32_MAX / kChunkRecords - 1) + ";");
     l.push_back("@" + fresh + " mul.lo.u32 " + lane.slot + ", " + used + ", " + std::to_string(kChunkRecords) + ";");
     l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
+    l.push_back("setp.lt.and.u64 " + header + ", " + slot + ", " + capacity + ", " + fresh + ";");
+    l.push_back("mad.lo.u64 " + rec + ", " + slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
+    ids(w, l, header, rec, next_r + 1, next_d + 2);
+    l.push_back(store(header, rec, 0, 8, std::to_string(id | uint64_t(TraceOp::lane_ids) << 32)));
+    l.push_back("@" + fresh + " add.u32 " + lane.slot + ", " + lane.slot + ", 1;");
+    l.push_back(taken + ":");
+    l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
     l.push_back("setp.lt.and.u64 " + write + ", " + slot + ", " + capacity + ", " + on + ";");
     l.push_back("mad.lo.u64 " + rec + ", " + slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
     l.push_back("@" + write + " mov.u32 " + lane.pending + ", " + lane.slot + ";");
-    l.push_back("@" + on + " add.u32 " + lane.slot + ", " + lane.slot + ", " + n + ";");
+    l.push_back("@" + on + " add.u32 " + lane.slot + ", " + lane.slot + ", " + slots + ";");
   }
   if (warp_at) {
     rec_lines.push_back("and.pred " + w.p(5) + ", " + write + ", " + uniform + ";");
     rec_lines.push_back(store(w.p(5), rec, warp_at, 4, voters_reg));
   }
-  // The ids' scratch registers: past every register a value of the record is held in.
-  const int id_r = next_r, id_d = next_d + 2;
-  if (plan.map) map_records(w, rec_lines, *plan.map, id, write, rec, w.d(next_d), w.d(next_d + 1), id_r, id_d);
-  ids(w, rec_lines, write, rec, id_r, id_d);
+  if (plan.map && map_slot < 0) map_records(rec_lines, *plan.map, id, write, rec, w.d(next_d), w.d(next_d + 1));
+  if (map_slot >= 0) {
+    const std::string halves = w.p(11);
+    rec_lines.push_back("and.pred " + halves + ", " + write + ", " + map_miss + ";");
+    map_records(rec_lines, *plan.map, id, halves, rec, w.d(next_d), w.d(next_d + 1));
+    rec_lines.push_back("@" + halves + " st.local.u64 " + map_cache(prefix, map_slot) + ", " + map_key + ";");
+  }
   for (size_t i = 0; i < plan.entries.size(); ++i) {
     const Field& f = plan.entries[i].field;
     for (size_t k = 0; k < operands[i].size(); ++k) {
@@ -344,6 +358,11 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
     rec_lines.push_back("selp.b64 " + head_reg + ", " + std::to_string(head | uint64_t(kFlagWaitComplete) << 48) + ", " +
                         std::to_string(head) + ", " + plan.wait_result + ";");
   }
+  if (map_slot >= 0) {  // no wait result, no warp record: a tensor operation
+    head_value = head_reg;
+    rec_lines.push_back("selp.b64 " + head_reg + ", " + std::to_string(head) + ", " +
+                        std::to_string(head | uint64_t(kFlagMapCached) << 48) + ", " + map_miss + ";");
+  }
   if (warp_at) {
     if (head_value != head_reg) rec_lines.push_back("mov.b64 " + head_reg + ", " + head_value + ";");
     head_value = head_reg;
@@ -358,6 +377,23 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix) {
 }
 
 std::string streak_register(const std::string& prefix) { return "%" + prefix + "_last"; }
+
+bool writes_map_once(const Plan& plan) {
+  return plan.map && (plan.op == TraceOp::tensor_load || plan.op == TraceOp::tensor_store ||
+                      plan.op == TraceOp::tensor_reduce || plan.op == TraceOp::tensor_prefetch);
+}
+
+std::string lane_word(const std::string& prefix, int word) {
+  return "[" + prefix + "_lane" + (word ? "+" + std::to_string(8 * word) : "") + "]";
+}
+
+std::string map_cache(const std::string& prefix, int slot) { return lane_word(prefix, kLaneMaps + slot); }
+
+std::vector<std::string> clear_map_cache(const std::string& prefix, int entries) {
+  std::vector<std::string> out;
+  for (int k = 0; k < entries; ++k) out.push_back("st.local.u64 " + map_cache(prefix, k) + ", 0;");
+  return out;
+}
 
 LaneRegisters lane_registers(const std::string& prefix) {
   return {"%" + prefix + "_ticket", "%" + prefix + "_pending", "%" + prefix + "_slot"};
@@ -382,7 +418,37 @@ Code function_exit(const std::string& prefix) {
   return c;
 }
 
-std::vector<std::string> function_prologue(const RegCounts& regs, const std::string& prefix) {
+std::vector<std::string> function_prologue(RegCounts regs, const std::string& prefix, int map_entries) {
+  // The lane's ticket counter (trace.hpp, word 4): the counter of its cluster's rank among those
+  // traced (word 3's low half is 0 without --ctas), at most the last (word 5); 0 where tracing
+  // is off, or the cluster is not among those word 3 names (`tmakit check --ctas`: [low half,
+  // high half) by linear %clusterid; a launch without clusters has each CTA its own; 0 traces
+  // every cluster). Looked up once a call, not at each record: ten special-register reads.
+  Writer w(prefix);
+  std::vector<std::string> setup;
+  {
+    const std::string word3 = w.d(0), counters = w.d(1), last = w.d(2), k = w.d(3), counter = w.d(4), a = w.r(0),
+                      b = w.r(1), c = w.r(2), lo = w.r(3), hi = w.r(4), in = w.p(0);
+    setup.push_back("ld.const.u64 " + word3 + ", " + trace(kTraceClustersWord) + ";");
+    setup.push_back("mov.b64 {" + lo + ", " + hi + "}, " + word3 + ";");
+    linear_cluster(setup, a, b, c);
+    setup.push_back("setp.ge.u32 " + in + ", " + a + ", " + lo + ";");
+    setup.push_back("setp.lt.and.u32 " + in + ", " + a + ", " + hi + ", " + in + ";");
+    setup.push_back("setp.eq.or.u64 " + in + ", " + word3 + ", 0, " + in + ";");
+    setup.push_back("sub.u32 " + a + ", " + a + ", " + lo + ";");
+    setup.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
+    setup.push_back("setp.ne.and.u64 " + in + ", " + counters + ", 0, " + in + ";");
+    setup.push_back("ld.const.u64 " + last + ", " + trace(kTraceCounterCountWord) + ";");
+    setup.push_back("setp.ne.and.u64 " + in + ", " + last + ", 0, " + in + ";");
+    setup.push_back("sub.u64 " + last + ", " + last + ", 1;");
+    setup.push_back("cvt.u64.u32 " + k + ", " + a + ";");
+    setup.push_back("min.u64 " + k + ", " + k + ", " + last + ";");
+    setup.push_back("mad.lo.u64 " + counter + ", " + k + ", 4, " + counters + ";");
+    setup.push_back("add.u64 " + counter + ", " + counter + ", " + std::to_string(kTicketCountersAt * 4) + ";");
+    setup.push_back("selp.b64 " + counter + ", " + counter + ", 0, " + in + ";");
+    setup.push_back("st.local.u64 " + lane_word(prefix, kLaneCounter) + ", " + counter + ";");
+  }
+  regs.at_least(w.regs());
   std::vector<std::string> out;
   auto bank = [&](const char* type, const char* b, int n) {
     if (n) out.push_back(std::string(".reg .") + type + " %" + prefix + "_" + b + "<" + std::to_string(n) + ">;");
@@ -393,10 +459,13 @@ std::vector<std::string> function_prologue(const RegCounts& regs, const std::str
   bank("pred", "p", regs.p);
   const LaneRegisters lane = lane_registers(prefix);
   out.push_back(".reg .b32 " + streak_register(prefix) + ", " + lane.ticket + ", " + lane.pending + ", " + lane.slot + ";");
+  out.push_back(".local .align 8 .b64 " + prefix + "_lane[" + std::to_string(kLaneMaps + map_entries) + "];");
   out.push_back("mov.u32 " + streak_register(prefix) + ", 0xFFFFFFFF;");
   out.push_back("mov.u32 " + lane.ticket + ", 0;");
   out.push_back("mov.u32 " + lane.pending + ", " + std::to_string(kNoTicket) + ";");
   out.push_back("mov.u32 " + lane.slot + ", 0;");  // no chunk yet: the first record takes one
+  for (const std::string& l : setup) out.push_back(l);
+  for (const std::string& l : clear_map_cache(prefix, map_entries)) out.push_back(l);
   return out;
 }
 

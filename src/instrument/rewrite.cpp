@@ -235,6 +235,9 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   std::vector<FunctionFacts> facts(m.module.functions.size());
   std::vector<size_t> fn_open(m.module.functions.size(), 0);
   std::vector<std::pair<size_t, size_t>> exits;  // (function, offset) of each ret and exit
+  // (function, offset after it) of each instruction past which a tensor map may have other bytes
+  // for the same address: a tensormap fence or change, a call (the callee may make one).
+  std::vector<std::pair<size_t, size_t>> map_changes;
   size_t next_fn = 0, current = SIZE_MAX;
   bool addressed = false, pending_header = false;
   std::string header;
@@ -284,6 +287,9 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     note_call(p.statement, facts[current]);
     if (const std::string_view mn = p.statement.mnemonic(); mn == "ret" || mn == "ret.uni" || mn == "exit")
       exits.push_back({current, begin});
+    else if (mn.starts_with("fence.proxy.tensormap") || mn.starts_with("tensormap.") || mn == "call" ||
+             mn == "call.uni")
+      map_changes.push_back({current, end});
     const std::string where = file + ":" + std::to_string(p.statement.line) + ":" + std::to_string(p.statement.column);
     auto plan = detail::plan_site(p, fn.symbols, ops, out.diags, where);
     if (!plan) continue;
@@ -295,13 +301,15 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   const std::vector<bool> shared_traced = shared_access_traced(m.module.functions, facts);
   std::vector<detail::RegCounts> fn_regs(m.module.functions.size());
   std::vector<bool> has_site(m.module.functions.size(), false);
+  std::vector<int> map_entries(m.module.functions.size(), 0);
   for (Pending& s : pending) {
     // CTA barriers go with the shared accesses: what they order, for the race check, is those.
     const bool shared_access = s.plan.op == TraceOp::shared_store || s.plan.op == TraceOp::shared_load ||
                                is_cta_barrier(s.plan.op);
     if (shared_access && !shared_traced[s.fn]) continue;
     const uint32_t id = static_cast<uint32_t>(out.sites.size());
-    detail::Code code = detail::emit_site(s.plan, id, prefix);
+    const int map_slot = detail::writes_map_once(s.plan) ? map_entries[s.fn]++ : -1;
+    detail::Code code = detail::emit_site(s.plan, id, prefix, map_slot);
     fn_regs[s.fn].at_least(code.regs);
     has_site[s.fn] = true;
     splice.before(s.begin, code.before);
@@ -326,8 +334,11 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
       splice.before(offset, exit_code.before);
       fn_regs[f].at_least(exit_code.regs);
     }
+  for (const auto& [f, offset] : map_changes)
+    if (map_entries[f]) splice.after(offset, detail::clear_map_cache(prefix, map_entries[f]), "\t");
   for (size_t f = 0; f < fn_open.size(); ++f)
-    if (fn_open[f] && has_site[f]) splice.after(fn_open[f], detail::function_prologue(fn_regs[f], prefix), "\t");
+    if (fn_open[f] && has_site[f])
+      splice.after(fn_open[f], detail::function_prologue(fn_regs[f], prefix, map_entries[f]), "\t");
   if (out.diags.has_errors()) {
     out.status = 2;
     out.sites.clear();

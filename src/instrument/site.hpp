@@ -65,11 +65,34 @@ struct Code {
 uint32_t lanes_at(const Plan& plan);
 
 // The lines that write the record of site `id`; `prefix` names the fresh registers ("__tmakit").
-Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix);
+// `map_slot`: a tensor operation's entry in its function's map cache (writes_map_once), whose
+// map halves are written only where the site's map address changed; -1: none (every record
+// of a site with a map has its halves).
+Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map_slot = -1);
 
-// What a function with sites begins with: `.reg` lines declaring the banks `regs` counts,
-// and the thread's wait-streak register (emit_site), set to "no failed wait".
-std::vector<std::string> function_prologue(const RegCounts& regs, const std::string& prefix);
+// A tensor operation (load, store, reduction, prefetch) writes its map's halves once a lane,
+// site and map address (trace.hpp), through an entry of its function's map cache.
+bool writes_map_once(const Plan& plan);
+
+// A function's lane words: a `.local` array of 64-bit words its prologue sets up. Word
+// kLaneCounter: the address of the lane's ticket counter, 0 where its cluster is not traced;
+// from kLaneMaps: the map cache, one map address an entry (0: none).
+inline constexpr int kLaneCounter = 0, kLaneMaps = 1;
+std::string lane_word(const std::string& prefix, int word);
+
+// The map cache's entry `slot`, as an address operand.
+std::string map_cache(const std::string& prefix, int slot);
+
+// Lines that empty the function's map cache of `entries` entries (at its start, after a
+// tensormap fence or change, after a call): the next tensor operation of each site writes its
+// map's halves again.
+std::vector<std::string> clear_map_cache(const std::string& prefix, int entries);
+
+// What a function with sites begins with: `.reg` lines declaring the banks `regs` counts (and
+// those it uses itself), the thread's wait-streak register (emit_site), set to "no failed
+// wait", the lane registers, and the lane words: the ticket counter looked up, the map cache of
+// `map_entries` entries empty.
+std::vector<std::string> function_prologue(RegCounts regs, const std::string& prefix, int map_entries = 0);
 
 // The wait-streak register: the site of the thread's last record when that was a failed wait.
 std::string streak_register(const std::string& prefix);

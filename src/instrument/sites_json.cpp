@@ -41,6 +41,7 @@ std::string_view to_string(TraceOp op) {
     case TraceOp::bar_sync: return "bar_sync";
     case TraceOp::bar_arrive: return "bar_arrive";
     case TraceOp::bar_red: return "bar_red";
+    case TraceOp::lane_ids: return "lane_ids";
   }
   return "unknown";
 }

@@ -68,7 +68,8 @@ const instrument::Site& site(const instrument::Result& r, instrument::TraceOp op
   throw std::runtime_error("no such site");
 }
 
-// The inserted lines of one site, in order (from its comment to the store of its first word).
+// The inserted lines of one site, in order (from its comment to the label its no-record branch
+// jumps to, just past the store of its record's first word).
 std::vector<std::string> lines_of(const std::string& text, uint32_t id) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -77,7 +78,7 @@ std::vector<std::string> lines_of(const std::string& text, uint32_t id) {
   while (std::getline(in, l)) {
     if (l.find("// __tmakit site " + std::to_string(id) + ":") != std::string::npos) on = true;
     if (on) out.push_back(l);
-    if (on && l.find("[%__tmakit_d1+0]") != std::string::npos) break;
+    if (on && l.find("$__tmakit_skip_" + std::to_string(id) + ":") != std::string::npos) break;
   }
   return out;
 }

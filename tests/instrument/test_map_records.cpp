@@ -52,19 +52,23 @@ struct MapRead {
   std::string space;           // the ld's state space ("" generic)
   std::vector<std::string> at; // the addresses, in order
   std::vector<std::pair<int, int>> stores;  // (record number 0..2, offset) of the stores of loaded values
-  std::vector<uint64_t> heads;              // the first-word values, in order
+  std::vector<uint64_t> heads;              // the first-word values of its records, in order
   int reservations = 0, reserved = 0;
+  bool map_cache = false;  // reads the function's map cache: writes the halves once a site and address
 };
 
 // A reading of one site's lines: which loads, which stores into which of its records.
 MapRead read_site(const std::vector<std::string>& lines) {
-  static const std::regex ld(R"(@%__tmakit_p1 ld(\.\w+)?\.b64 (%__tmakit_d\d+), \[([^\]]+)\];)");
-  static const std::regex st(R"(@%__tmakit_p1 st\.global\.b64 \[%__tmakit_d1\+(\d+)\], (\S+);)");
-  static const std::regex st2(R"(@%__tmakit_p1 st\.global\.v2\.b64 \[%__tmakit_d1\+(\d+)\], \{(\S+), (\S+)\};)");
+  static const std::regex ld(R"(@%__tmakit_p\d+ ld(\.\w+)?\.b64 (%__tmakit_d\d+), \[([^\]]+)\];)");
+  static const std::regex st(R"(@%__tmakit_p\d+ st\.global\.b64 \[%__tmakit_d1\+(\d+)\], (\S+);)");
+  static const std::regex st2(R"(@%__tmakit_p\d+ st\.global\.v2\.b64 \[%__tmakit_d1\+(\d+)\], \{(\S+), (\S+)\};)");
+  // A head chosen by a predicate (a tensor operation's: kFlagMapCached or not): the first value.
+  static const std::regex chosen(R"(selp\.b64 %__tmakit_d\d+, (\d+), \d+, %__tmakit_p\d+;)");
   // One reservation of tickets for the warp's recording lanes (`mul.lo.u32 …, count, N`, then an
-  // atom.add into the lane's ticket register); each lane's slots: its chunk, advanced by N.
+  // atom.add into the lane's ticket register).
   static const std::regex atom(R"(atom\.global\.add\.u32 %__tmakit_ticket, \[%__tmakit_d4\], %__tmakit_r\d+;)");
-  static const std::regex share(R"(add\.u32 %__tmakit_slot, %__tmakit_slot, (\d+);)");
+  static const std::regex share(R"(mul\.lo\.u32 %__tmakit_r\d+, %__tmakit_r\d+, (\d+);)");
+  const uint64_t header = uint64_t(instrument::TraceOp::lane_ids) << 32;  // a new chunk's first word
   MapRead m;
   int record = 0;
   std::vector<std::string> loaded;  // the registers loaded since the last store of them
@@ -83,8 +87,13 @@ MapRead read_site(const std::vector<std::string>& lines) {
     if (std::regex_search(l, g, st)) {
       stored(std::stoi(g[1]), g[2]);
       loaded.clear();
-      if (g[1] == "0" && std::isdigit(static_cast<unsigned char>(g[2].str()[0]))) m.heads.push_back(std::stoull(g[2]));
+      if (g[1] == "0" && std::isdigit(static_cast<unsigned char>(g[2].str()[0])) &&
+          (std::stoull(g[2]) >> 32) != header >> 32)
+        m.heads.push_back(std::stoull(g[2]));
     }
+    if (std::regex_search(l, g, chosen)) m.heads.push_back(std::stoull(g[1]));
+    if (l.find("ld.local.u64 %__tmakit_d") != std::string::npos && l.find("[__tmakit_lane+") != std::string::npos)
+      m.map_cache = true;
     if (l.find("add.u64 %__tmakit_d1, %__tmakit_d1, 128;") != std::string::npos) ++record;
   }
   return m;
@@ -121,6 +130,9 @@ TEST(InstrumentMapRecords, EveryTensorOperationCarriesItsMapsBytes) {
     ++seen;
     SCOPED_TRACE(s.text);
     EXPECT_EQ(m.reserved, 3);
+    // A tensor operation writes its halves once a site and map address; tensormap.replace and
+    // cp_fenceproxy change a map: theirs are written every time.
+    EXPECT_EQ(m.map_cache, s.text.rfind("tensormap.", 0) != 0);
     EXPECT_EQ(m.space, it->second.first);
     ASSERT_EQ(m.at.size(), 16u);  // 128 bytes, 8 at a time
     ASSERT_EQ(m.stores.size(), 16u);

@@ -37,10 +37,12 @@ const char* const kModule = R"(.version 8.6
 	@%p2 mbarrier.init.shared::cta.b64 [bar], 32;
 	@%p2 cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [buf], [pmap, {%r4}], [bar];
 	mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], %r1;
+	fence.proxy.tensormap::generic.acquire.gpu [%rd1], 128;
 	ret;
 }
 )";
-constexpr uint32_t kInit = 0, kLoad = 1, kWait = 2;  // the sites, in module order
+constexpr uint32_t kInit = 0, kLoad = 1, kWait = 2, kFence = 3;  // the sites, in module order
+constexpr uint64_t kMapAt = 0x5000;  // pmap's address
 constexpr uint64_t kRoom = 4 * instrument::kChunkRecords;  // record slots: four chunks
 
 // Where the interpreter puts `__tmakit_trace`, the record slots, their tickets and the counters.
@@ -61,7 +63,7 @@ struct Warp {
         regs(lanes), active(lanes, true) {
     words[1] = capacity;
     words[5] = static_cast<uint64_t>(clusters);
-    for (int l = 0; l < lanes; ++l) regs[l]["%tid.x"] = static_cast<uint64_t>(l), regs[l]["%ctaid.x"] = 7;
+    for (int l = 0; l < lanes; ++l) regs[l]["%tid.x"] = static_cast<uint64_t>(l), regs[l]["%ctaid.x"] = 7, regs[l]["pmap"] = kMapAt;
   }
   Record record(size_t slot) const {
     Record r;
@@ -70,8 +72,17 @@ struct Warp {
   }
   uint32_t chunks() const { return counters[0]; }
   uint32_t made(int cluster = 0) const { return counters[2 + cluster]; }
+  // A slot's record with the ids of its chunk's header (trace.hpp: the chunk's first slot).
+  Record with_ids(size_t slot) const {
+    Record r = record(slot), header = record(slot - slot % instrument::kChunkRecords);
+    EXPECT_EQ(header.op, static_cast<uint16_t>(TraceOp::lane_ids)) << "slot " << slot << ": its chunk has no header";
+    std::memcpy(&r.ctaid_x, &header.ctaid_x, offsetof(Record, values) - offsetof(Record, ctaid_x));
+    return r;
+  }
   // The records in the order their tickets give (trace.hpp): each ticketed slot by its ticket;
-  // a tensor operation's map halves carry the first of its three, its other two follow.
+  // a tensor operation's map halves carry the first of its three, its other two follow. (A
+  // tensor operation without its halves, kFlagMapCached, is left as it is: the tests that
+  // make one read its slots.)
   std::vector<Record> in_order() const {
     std::vector<std::pair<uint32_t, size_t>> by_ticket;
     for (size_t s = 0; s < tickets.size(); ++s)
@@ -79,14 +90,16 @@ struct Warp {
     std::sort(by_ticket.begin(), by_ticket.end());
     std::vector<Record> out;
     for (auto [ticket, s] : by_ticket) {
-      out.push_back(record(s));
-      if (record(s).op == static_cast<uint16_t>(TraceOp::tensor_map_lo)) out.push_back(record(s + 1)), out.push_back(record(s + 2));
+      out.push_back(with_ids(s));
+      if (record(s).op == static_cast<uint16_t>(TraceOp::tensor_map_lo)) out.push_back(with_ids(s + 1)), out.push_back(with_ids(s + 2));
     }
     return out;
   }
+  // Slots written with a record (not a chunk's header).
   size_t slots_written() const {
     size_t n = 0;
-    for (size_t s = 0; s < tickets.size(); ++s) n += record(s).op != 0;
+    for (size_t s = 0; s < tickets.size(); ++s)
+      n += record(s).op != 0 && record(s).op != static_cast<uint16_t>(TraceOp::lane_ids);
     return n;
   }
 };
@@ -211,6 +224,11 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         auto [base, off] = at(ops[1]);
         ASSERT_EQ(base, "__tmakit_trace") << line;
         r[ops[0]] = w.words[off / 8];
+      } else if (op == "ld.local.u64" || op == "st.local.u64") {  // the function's lane words, per lane
+        const auto [base, off] = at(op[0] == 'l' ? ops[1] : ops[0]);
+        ASSERT_EQ(base, "__tmakit_lane") << line;
+        if (op[0] == 'l') r[ops[0]] = r["local+" + std::to_string(off)];
+        else r["local+" + std::to_string(off)] = v(1);
       } else if (op.rfind("ld.", 0) == 0 && op.substr(op.size() - 4) == ".b64") {  // a map's bytes: its offset, tagged
         r[ops[0]] = 0x4D41500000000000ull | at(ops[1]).second;
       } else if (op == "mov.u64" && ops[1] == "__tmakit_trace") {
@@ -337,7 +355,9 @@ struct Instrumented {
     while (std::getline(in, l)) {
       if (l == "{") body = true;
       else if (body && l.find("__tmakit site") != std::string::npos) break;
-      else if (body && l.find("__tmakit") != std::string::npos && l.find(".reg") == std::string::npos) out.push_back(l);
+      else if (body && l.find("__tmakit") != std::string::npos && l.find(".reg") == std::string::npos &&
+               l.find("\t.local ") == std::string::npos)
+        out.push_back(l);
     }
     return out;
   }
@@ -359,11 +379,11 @@ struct Instrumented {
 TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
   Instrumented in;
   ASSERT_EQ(in.r.status, 0) << (in.r.diags.empty() ? "" : format(in.r.diags[0]));
-  ASSERT_EQ(in.r.sites.size(), 3u);
+  ASSERT_EQ(in.r.sites.size(), 4u);
   Warp w(1, kRoom);
   w.regs[0] = {{"%ctaid.x", 0x01020304}, {"%ctaid.y", 0x1112}, {"%ctaid.z", 0x2122}, {"%tid.x", 0x3132},
                {"%tid.y", 0x4142}, {"%tid.z", 0x5152}, {"%cluster_ctarank", 0x6162}, {"%clusterid.x", 0x71727374},
-               {"%clusterid.y", 0x8182}, {"%clusterid.z", 0x9192}, {"%p2", 1}};
+               {"%clusterid.y", 0x8182}, {"%clusterid.z", 0x9192}, {"%p2", 1}, {"pmap", kMapAt}};
   run(w, in.prologue());
   run(w, lines_of_site(in.r.text, kInit));
   run(w, lines_of_site(in.r.text, kLoad));
@@ -372,11 +392,16 @@ TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
   want.ctaid_x = 0x01020304, want.ctaid_y = 0x1112, want.ctaid_z = 0x2122;
   want.tid_x = 0x3132, want.tid_y = 0x4142, want.tid_z = 0x5152, want.cluster_ctarank = 0x6162;
   want.clusterid_x = 0x71727374, want.clusterid_y = 0x8182, want.clusterid_z = 0x9192;
-  // mbarrier.init, then the tensor load's map halves and its own record: four tickets, one chunk.
+  // mbarrier.init, then the tensor load's map halves and its own record: four tickets, one chunk,
+  // whose first slot is its header: the lane's ids, which the records leave zero.
   const std::pair<uint32_t, TraceOp> heads[4] = {{kInit, TraceOp::mbar_init}, {kLoad, TraceOp::tensor_map_lo},
                                                  {kLoad, TraceOp::tensor_map_hi}, {kLoad, TraceOp::tensor_load}};
   EXPECT_EQ(w.made(), 4u);
   EXPECT_EQ(w.chunks(), 1u);
+  const Record header = w.record(0);
+  want.site = kInit;
+  want.op = static_cast<uint16_t>(TraceOp::lane_ids);
+  EXPECT_EQ(std::memcmp(&header, &want, 32), 0) << "the chunk's header";
   const std::vector<Record> got_all = w.in_order();
   ASSERT_EQ(got_all.size(), 4u);
   for (int k = 0; k < 4; ++k) {
@@ -387,8 +412,9 @@ TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
     // tensor operation (three records a lane) never is.
     want.flags = heads[k].second == TraceOp::mbar_init ? instrument::kFlagWarp : 0;
     const Record& got = got_all[k];
-    const Record slot = w.record(k);
+    const Record slot = w.with_ids(k + 1);
     EXPECT_EQ(std::memcmp(&slot, &got, sizeof got), 0) << "a lane fills its chunk in program order";
+    EXPECT_EQ(w.record(k + 1).ctaid_x, 0u) << "a record leaves its ids to the header";
     // Bytes 0..31 (head and ids) exactly; the values are the table's business (other tests).
     EXPECT_EQ(std::memcmp(&got, &want, 32), 0) << "site " << got.site << " op " << got.op << " ctaid " << std::hex
                                                 << got.ctaid_x << " " << got.ctaid_y << " " << got.ctaid_z << " tid "
@@ -413,41 +439,53 @@ TEST(InstrumentRecordBytes, ATicketIsWrittenAtTheLanesNextSite) {
   w.counters[2] = 7;  // seven tickets taken before
   run(w, in.prologue());
   run(w, lines_of_site(in.r.text, kInit));
-  EXPECT_EQ(w.record(0).op, static_cast<uint16_t>(TraceOp::mbar_init));
-  EXPECT_EQ(w.tickets[0], instrument::kNoTicket) << "written at the site itself";
+  EXPECT_EQ(w.record(1).op, static_cast<uint16_t>(TraceOp::mbar_init));
+  EXPECT_EQ(w.tickets[1], instrument::kNoTicket) << "written at the site itself";
   run(w, lines_of_site(in.r.text, kInit));  // the next site: the first ticket lands
-  EXPECT_EQ(w.tickets[0], 7u);
-  EXPECT_EQ(w.tickets[1], instrument::kNoTicket);
-  run(w, in.exit());
-  EXPECT_EQ(w.tickets[1], 8u);
-  run(w, in.exit());  // nothing pending: nothing written again
+  EXPECT_EQ(w.tickets[1], 7u);
   EXPECT_EQ(w.tickets[2], instrument::kNoTicket);
+  run(w, in.exit());
+  EXPECT_EQ(w.tickets[2], 8u);
+  run(w, in.exit());  // nothing pending: nothing written again
+  EXPECT_EQ(w.tickets[3], instrument::kNoTicket);
+  EXPECT_EQ(w.tickets[0], instrument::kNoTicket) << "a chunk's header has no ticket";
   EXPECT_EQ(w.made(), 9u);
 }
 
-// A lane's chunk holds kChunkRecords slots: the record after them takes a new chunk, and so does
-// a tensor operation (three slots) that would not fit in what is left.
+// A lane's chunk holds its header and kChunkRecords - 1 records: the record after them takes a
+// new chunk, and so does a tensor operation (three slots) that would not fit in what is left.
 TEST(InstrumentRecordBytes, ALaneTakesANewChunkWhenItsOwnIsFull) {
   Instrumented in;
   Warp w(1, kRoom);
   w.regs[0]["%p2"] = 1;
   w.counters[0] = 2;  // chunks 0 and 1 are other lanes'
   run(w, in.prologue());
-  for (uint32_t i = 0; i < instrument::kChunkRecords - 1; ++i) run(w, lines_of_site(in.r.text, kInit));
+  constexpr uint32_t C = instrument::kChunkRecords;
+  w = Warp(1, 5 * C);
+  w.regs[0]["%p2"] = 1;
+  w.counters[0] = 2;
+  run(w, in.prologue());
+  for (uint32_t i = 0; i < C - 1; ++i) run(w, lines_of_site(in.r.text, kInit));  // a full chunk
   EXPECT_EQ(w.chunks(), 3u);
-  run(w, lines_of_site(in.r.text, kLoad));  // one slot left: a new chunk for its three
+  run(w, lines_of_site(in.r.text, kInit));  // the next record: a new chunk
+  EXPECT_EQ(w.chunks(), 4u);
+  EXPECT_EQ(w.record(3 * C).op, static_cast<uint16_t>(TraceOp::lane_ids));
+  EXPECT_EQ(w.record(3 * C + 1).op, static_cast<uint16_t>(TraceOp::mbar_init));
+  for (uint32_t i = 0; i < C - 3; ++i) run(w, lines_of_site(in.r.text, kInit));  // one slot left
+  run(w, lines_of_site(in.r.text, kLoad));  // a new chunk for its three
   run(w, lines_of_site(in.r.text, kInit));
   run(w, in.exit());
-  EXPECT_EQ(w.chunks(), 4u);
-  EXPECT_EQ(w.slots_written(), instrument::kChunkRecords - 1 + 4);
-  for (uint32_t s = 0; s < 2 * instrument::kChunkRecords; ++s) EXPECT_EQ(w.record(s).op, 0) << s;
-  EXPECT_EQ(w.record(3 * instrument::kChunkRecords - 1).op, 0) << "the slot the tensor operation did not fit in";
-  EXPECT_EQ(w.record(3 * instrument::kChunkRecords).op, static_cast<uint16_t>(TraceOp::tensor_map_lo));
-  EXPECT_EQ(w.record(3 * instrument::kChunkRecords + 3).op, static_cast<uint16_t>(TraceOp::mbar_init));
+  EXPECT_EQ(w.chunks(), 5u);
+  EXPECT_EQ(w.slots_written(), 2 * (C - 1) - 1 + 4);
+  for (uint32_t s = 0; s < 2 * C; ++s) EXPECT_EQ(w.record(s).op, 0) << s;
+  EXPECT_EQ(w.record(4 * C - 1).op, 0) << "the slot the tensor operation did not fit in";
+  EXPECT_EQ(w.record(4 * C).op, static_cast<uint16_t>(TraceOp::lane_ids));
+  EXPECT_EQ(w.record(4 * C + 1).op, static_cast<uint16_t>(TraceOp::tensor_map_lo));
+  EXPECT_EQ(w.record(4 * C + 4).op, static_cast<uint16_t>(TraceOp::mbar_init));
   const std::vector<Record> order = w.in_order();
-  ASSERT_EQ(order.size(), instrument::kChunkRecords + 3);
-  EXPECT_EQ(order[instrument::kChunkRecords - 1].op, static_cast<uint16_t>(TraceOp::tensor_map_lo));
-  EXPECT_EQ(order[instrument::kChunkRecords + 1].op, static_cast<uint16_t>(TraceOp::tensor_load));
+  ASSERT_EQ(order.size(), 2 * (C - 1) - 1 + 4);
+  EXPECT_EQ(order[2 * (C - 1) - 1].op, static_cast<uint16_t>(TraceOp::tensor_map_lo));
+  EXPECT_EQ(order[2 * (C - 1) + 1].op, static_cast<uint16_t>(TraceOp::tensor_load));
   EXPECT_EQ(order.back().op, static_cast<uint16_t>(TraceOp::mbar_init));
 }
 
@@ -483,7 +521,7 @@ TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
       ASSERT_EQ(order.size(), n);
       for (size_t i = 0; i < n; ++i) {
         const Record& r = order[i];
-        EXPECT_EQ(w.tickets[i * instrument::kChunkRecords], start + i) << i;
+        EXPECT_EQ(w.tickets[i * instrument::kChunkRecords + 1], start + i) << i;
         EXPECT_EQ(r.op, static_cast<uint16_t>(TraceOp::mbar_try_wait)) << i;
         EXPECT_EQ(r.tid_x, voters[i]) << i;
         EXPECT_EQ((r.flags & instrument::kFlagWarp) != 0, same) << i;
@@ -518,7 +556,7 @@ TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
     ASSERT_EQ(w.in_order().size(), 1u);
     EXPECT_EQ(w.in_order()[0].tid_x, 1);
     uint32_t lanes = 0;
-    std::memcpy(&lanes, w.mem.data() + in.r.sites[kInit].lanes_at, 4);
+    std::memcpy(&lanes, w.mem.data() + instrument::kRecordBytes + in.r.sites[kInit].lanes_at, 4);
     EXPECT_EQ(lanes, mask);
   }
   // Three records a lane for a tensor operation: each lane's three are together.
@@ -580,15 +618,15 @@ TEST(InstrumentRecordBytes, ASiteWhereNoLaneRecordsSkipsTheRecord) {
   run(w, lines_of_site(in.r.text, kWait));  // the second: within the streak
   EXPECT_EQ(w.made(), 1u);
   EXPECT_EQ(specials(w), 0) << "a special register read where nothing is recorded";
-  // The records address and guard, the pending ticket's check, word 3, the wait's operands taken
-  // before it runs (four here), the streak's check, the vote, the branch and the streak's update:
-  // 17 (the recorded success below runs more than four times as many).
-  EXPECT_LE(w.ran.size(), 17u) << "a site that records nothing ran " << w.ran.size() << " instructions";
+  // The records address and guard, the pending ticket's check, the wait's operands taken before
+  // it runs (four here), the streak's check, the vote, the branch and the streak's update: 15
+  // (the recorded success below runs more than three times as many).
+  EXPECT_LE(w.ran.size(), 15u) << "a site that records nothing ran " << w.ran.size() << " instructions";
   for (int l = 0; l < 32; ++l) w.regs[l]["%p3"] = 1;
   w.ran.clear();
   run(w, lines_of_site(in.r.text, kWait));  // the success: recorded, the streak ends
   EXPECT_EQ(w.made(), 2u);
-  EXPECT_GT(w.ran.size(), 4 * 17u);
+  EXPECT_GT(w.ran.size(), 3 * 15u);
   for (int l = 0; l < 32; ++l) w.regs[l]["%p2"] = 0;
   w.ran.clear();
   run(w, lines_of_site(in.r.text, kInit));  // a false guard: nothing recorded, nothing read
@@ -621,31 +659,74 @@ TEST(InstrumentRecordBytes, OnlyTheClustersOfWord3Record) {
 }
 
 // Words 4 and 5: each traced cluster takes its tickets from a counter of its own (the k-th
-// traced: counter 2 + k); a cluster past the counters there are takes the last one's.
+// traced: counter 2 + k); a cluster past the counters there are takes the last one's. The
+// function's prologue looks the counter up; its sites use it.
 TEST(InstrumentRecordBytes, EachClusterTakesTicketsFromItsOwnCounter) {
   Instrumented in;
-  Warp w(2, kRoom, 3);
-  w.words[3] = 4 | uint64_t{8} << 32;  // --ctas 4-7: cluster 4 is the first traced
-  run(w, in.prologue());
-  auto init_in = [&](uint32_t cluster) {
+  auto counters_after = [&](uint32_t cluster, int inits) {
+    Warp w(2, kRoom, 3);
+    w.words[3] = 4 | uint64_t{8} << 32;  // --ctas 4-7: cluster 4 is the first traced
     for (int l = 0; l < 2; ++l) {
       w.regs[l]["%p2"] = 1;
       w.regs[l]["%clusterid.x"] = cluster, w.regs[l]["%nclusterid.x"] = 8, w.regs[l]["%nclusterid.y"] = 1;
     }
-    run(w, lines_of_site(in.r.text, kInit));
+    run(w, in.prologue());
+    for (int i = 0; i < inits; ++i) run(w, lines_of_site(in.r.text, kInit));
+    run(w, in.exit());
+    // One lane wrote them all (warp records), in its one chunk, in program order.
+    EXPECT_EQ(w.chunks(), 1u);
+    EXPECT_EQ(w.slots_written(), static_cast<size_t>(inits));
+    for (int s = 0; s < inits; ++s) EXPECT_EQ(w.tickets[1 + s], static_cast<uint32_t>(s)) << s;
+    return std::vector<uint32_t>(w.counters.begin() + 2, w.counters.end());
   };
-  init_in(6), init_in(6), init_in(4);
-  EXPECT_EQ(w.made(2), 2u);  // cluster 6, the third traced: two warp records
-  EXPECT_EQ(w.made(0), 1u);  // cluster 4
-  EXPECT_EQ(w.made(1), 0u);
-  init_in(7);                // the fourth traced: past the three counters, on the last
-  EXPECT_EQ(w.made(2), 3u);
+  EXPECT_EQ(counters_after(6, 2), (std::vector<uint32_t>{0, 0, 2}));  // cluster 6, the third traced
+  EXPECT_EQ(counters_after(4, 1), (std::vector<uint32_t>{1, 0, 0}));  // cluster 4, the first
+  EXPECT_EQ(counters_after(7, 3), (std::vector<uint32_t>{0, 0, 3}));  // the fourth: on the last
+}
+
+// A tensor operation writes its map's halves where its site last read another map address (or
+// none since the function began, or since a tensormap fence of the thread's): else only its own
+// record, flagged kFlagMapCached, in one slot. It takes three tickets either way, the first at
+// its first slot.
+TEST(InstrumentRecordBytes, ATensorOperationWritesItsMapOnceASiteAndAddress) {
+  Instrumented in;
+  Warp w(1, kRoom);
+  w.regs[0]["%p2"] = 1;
+  run(w, in.prologue());
+  auto load = [&] { run(w, lines_of_site(in.r.text, kLoad)); };
+  const auto lo = static_cast<uint16_t>(TraceOp::tensor_map_lo), op = static_cast<uint16_t>(TraceOp::tensor_load);
+  load();  // slots 1..3: the halves, then the operation
+  load();  // slot 4: the operation alone
+  EXPECT_EQ(w.record(1).op, lo);
+  EXPECT_EQ(w.record(3).op, op);
+  EXPECT_EQ(w.record(3).flags, 0);
+  EXPECT_EQ(w.record(4).op, op);
+  EXPECT_EQ(w.record(4).flags, instrument::kFlagMapCached);
+  EXPECT_EQ(w.made(), 6u) << "three tickets for each";
+  w.regs[0]["pmap"] = kMapAt + 128;  // another map
+  load();  // slots 5..7
+  EXPECT_EQ(w.record(5).op, lo);
+  EXPECT_EQ(w.record(7).flags, 0);
+  load();  // slot 8
+  EXPECT_EQ(w.record(8).flags, instrument::kFlagMapCached);
+  run(w, lines_of_site(in.r.text, kFence));  // a tensormap fence: the cache is emptied
+  load();  // slots 10..12 (the fence's record is slot 9)
+  EXPECT_EQ(w.record(10).op, lo);
+  EXPECT_EQ(w.record(12).op, op);
+  EXPECT_EQ(w.record(12).flags, 0);
   run(w, in.exit());
-  // One lane wrote them all, in its one chunk, in program order.
-  EXPECT_EQ(w.chunks(), 1u);
-  EXPECT_EQ(w.slots_written(), 4u);
-  const uint32_t tickets[4] = {0, 1, 0, 2};
-  for (int s = 0; s < 4; ++s) EXPECT_EQ(w.tickets[s], tickets[s]) << s;
+  EXPECT_EQ(w.made(), 16u);
+  const uint32_t first_tickets[][2] = {{1, 0}, {4, 3}, {5, 6}, {8, 9}, {9, 12}, {10, 13}};
+  for (const auto& [slot, ticket] : first_tickets) EXPECT_EQ(w.tickets[slot], ticket) << "slot " << slot;
+  // Lanes that disagree: the whole warp writes the halves where any lane must.
+  Warp two(2, kRoom);
+  for (int l = 0; l < 2; ++l) two.regs[l]["%p2"] = 1;
+  run(two, in.prologue());
+  run(two, lines_of_site(in.r.text, kLoad));
+  two.regs[1]["pmap"] = kMapAt + 256;  // lane 1's map changed, lane 0's did not
+  run(two, lines_of_site(in.r.text, kLoad));
+  EXPECT_EQ(two.slots_written(), 12u) << "three a lane, twice";
+  EXPECT_EQ(two.made(), 12u);
 }
 
 // A wait loop: its first failed poll and its success are recorded, the polls between are not;

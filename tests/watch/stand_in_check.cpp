@@ -11,7 +11,8 @@
 //     TMAKIT_STAND_IN_OUTCOME=hang-nocopy: then they do not finish while the kernel hangs;
 //   - a launch copies the records of TMAKIT_STAND_IN_TRACE (a trace.bin: 128-byte records, as
 //     an H100 run left them) into the buffer `__tmakit_trace` points at, with their tickets and
-//     counts, as one lane of the kernel would (trace.hpp); then it is finished, or never finishes
+//     counts, each thread's in chunks of its own, as the kernel's lanes would (trace.hpp); then
+//     it is finished, or never finishes
 //     (TMAKIT_STAND_IN_OUTCOME=hang: events stay CUDA_ERROR_NOT_READY, cuCtxSynchronize blocks),
 //     or finishes after 0.2 s (=slow: events CUDA_ERROR_NOT_READY until then, as a real kernel
 //     longer than one query is),
@@ -135,14 +136,41 @@ abi::CUresult launch(void* f) {
     s << in.rdbuf();
     const std::string bytes = s.str();
     const uint64_t n = bytes.size() / 128;
-    // As one lane that made every record: slots 0.. in chunks of 64, tickets 0.., the counters
-    // (trace.hpp): chunks taken, then the first cluster's tickets.
+    // As the lanes that made them would (trace.hpp): each thread's records in chunks of its
+    // own, 63 after the chunk's header (op 31, the thread's ids; the records' own ids zero),
+    // tickets 0.. in the recorded order; the counters: chunks taken, then the first cluster's
+    // tickets. Chunks past the capacity are counted, not written.
     auto* tickets = reinterpret_cast<uint32_t*>(m->trace[2]);
     auto* counters = reinterpret_cast<uint32_t*>(m->trace[4]);
-    const uint64_t kept = std::min<uint64_t>(n, m->trace[1]);
-    std::memcpy(reinterpret_cast<void*>(m->trace[0]), bytes.data(), kept * 128);
-    for (uint64_t i = 0; i < kept; ++i) tickets[i] = static_cast<uint32_t>(i);
-    counters[0] += static_cast<uint32_t>((n + 63) / 64);
+    auto* slots = reinterpret_cast<unsigned char*>(m->trace[0]);
+    constexpr size_t kIdsAt = 8, kIdsBytes = 24;  // ctaid, tid, rank, clusterid
+    std::map<std::string, std::vector<uint64_t>> by_thread;  // ids (ctaid, tid) → record indices
+    std::vector<std::string> threads;
+    for (uint64_t i = 0; i < n; ++i) {
+      const std::string ids = bytes.substr(i * 128 + kIdsAt, 14);
+      if (by_thread.find(ids) == by_thread.end()) threads.push_back(ids);
+      by_thread[ids].push_back(i);
+    }
+    uint64_t chunk = counters[0];
+    for (const std::string& t : threads) {
+      const auto& mine = by_thread[t];
+      for (size_t k = 0; k < mine.size(); k += 63, ++chunk) {
+        const uint64_t first = chunk * 64;
+        if (first + 64 > m->trace[1]) continue;
+        unsigned char* header = slots + first * 128;
+        std::memset(header, 0, 128);
+        std::memcpy(header + kIdsAt, bytes.data() + mine[k] * 128 + kIdsAt, kIdsBytes);
+        const uint64_t head = uint64_t{31} << 32;
+        std::memcpy(header, &head, 8);
+        for (size_t j = k; j < std::min(mine.size(), k + 63); ++j) {
+          unsigned char* slot = slots + (first + 1 + (j - k)) * 128;
+          std::memcpy(slot, bytes.data() + mine[j] * 128, 128);
+          std::memset(slot + kIdsAt, 0, kIdsBytes);
+          tickets[first + 1 + (j - k)] = static_cast<uint32_t>(mine[j]);
+        }
+      }
+    }
+    counters[0] = static_cast<uint32_t>(chunk);
     counters[2] += static_cast<uint32_t>(n);
   }
   const std::string outcome = env("TMAKIT_STAND_IN_OUTCOME");

@@ -86,14 +86,31 @@ Record in_cluster(uint32_t site, uint16_t op, uint32_t cluster) {
   return r;
 }
 
+constexpr uint32_t C = tmakit::instrument::kChunkRecords;
+
 // The device's part of one launch, by hand (trace.hpp): slots in chunks of C, a ticket a slot
 // (kNoTicket where none came), the counters (chunks taken, unused, then each cluster's tickets).
+// A record goes in with its ids in its chunk's header (the chunk's first slot, op lane_ids) and
+// zero in its own slot, as the device writes it; `wanted` keeps it whole, as the host should
+// give it back.
 struct ByHand {
-  std::vector<Record> slots;
+  std::vector<Record> slots, wanted;
   std::vector<uint32_t> tickets;
   std::vector<uint32_t> counters;
-  ByHand(size_t n, size_t clusters) : slots(n), tickets(n, tmakit::instrument::kNoTicket), counters(2 + clusters, 0) {}
-  void put(size_t slot, const Record& r, uint32_t ticket) { slots[slot] = r, tickets[slot] = ticket; }
+  ByHand(size_t n, size_t clusters)
+      : slots(n), wanted(n), tickets(n, tmakit::instrument::kNoTicket), counters(2 + clusters, 0) {}
+  void put(size_t slot, const Record& r, uint32_t ticket) {
+    constexpr size_t kIdsAt = offsetof(Record, ctaid_x), kIdsEnd = offsetof(Record, values);
+    const size_t chunk = slot - slot % C;
+    ASSERT_NE(slot, chunk) << "a chunk's first slot is its header";
+    Record header{};
+    header.op = static_cast<uint16_t>(tmakit::instrument::TraceOp::lane_ids);
+    std::memcpy(reinterpret_cast<char*>(&header) + kIdsAt, reinterpret_cast<const char*>(&r) + kIdsAt, kIdsEnd - kIdsAt);
+    slots[chunk] = header;
+    wanted[slot] = slots[slot] = r;
+    std::memset(reinterpret_cast<char*>(&slots[slot]) + kIdsAt, 0, kIdsEnd - kIdsAt);
+    tickets[slot] = ticket;
+  }
 };
 
 // Two lanes of cluster 0 and one of cluster 1, each in its own chunk: lane A in chunk 1, lane B
@@ -101,18 +118,24 @@ struct ByHand {
 // first, then B's first, then A's first, then a tensor operation of A's (three records, the
 // first ticket at its first); B's second record's ticket never came (it hung right after).
 // Sites name the expected position.
-constexpr uint32_t C = tmakit::instrument::kChunkRecords;
 ByHand two_lanes_and_a_cluster() {
   using tmakit::instrument::TraceOp;
   ByHand h(3 * C, 2);
-  h.put(C, in_cluster(3, 10, 0), 2);
-  h.put(C + 1, in_cluster(1, 11, 0), 0);
-  h.put(C + 2, in_cluster(4, static_cast<uint16_t>(TraceOp::tensor_map_lo), 0), 3);
-  h.put(C + 3, in_cluster(5, static_cast<uint16_t>(TraceOp::tensor_map_hi), 0), tmakit::instrument::kNoTicket);
-  h.put(C + 4, in_cluster(6, static_cast<uint16_t>(TraceOp::tensor_load), 0), tmakit::instrument::kNoTicket);
-  h.put(0, in_cluster(2, 12, 0), 1);
-  h.put(1, in_cluster(7, 15, 0), tmakit::instrument::kNoTicket);
-  h.put(2 * C, in_cluster(8, 13, 1), 0);
+  Record a = in_cluster(0, 0, 0), b = a;
+  b.tid_x = 32;  // lane B: another warp's
+  auto as = [](Record lane, uint32_t site, uint16_t op) {
+    Record r = in_cluster(site, op, 0);
+    std::memcpy(&r.ctaid_x, &lane.ctaid_x, offsetof(Record, values) - offsetof(Record, ctaid_x));
+    return r;
+  };
+  h.put(C + 1, as(a, 3, 10), 2);
+  h.put(C + 2, as(a, 1, 11), 0);
+  h.put(C + 3, as(a, 4, static_cast<uint16_t>(TraceOp::tensor_map_lo)), 3);
+  h.put(C + 4, as(a, 5, static_cast<uint16_t>(TraceOp::tensor_map_hi)), tmakit::instrument::kNoTicket);
+  h.put(C + 5, as(a, 6, static_cast<uint16_t>(TraceOp::tensor_load)), tmakit::instrument::kNoTicket);
+  h.put(1, as(b, 2, 12), 1);
+  h.put(2, as(b, 7, 15), tmakit::instrument::kNoTicket);
+  h.put(2 * C + 1, in_cluster(8, 13, 1), 0);
   h.counters = {3, 0, 7, 1};
   return h;
 }
@@ -173,7 +196,7 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   ASSERT_TRUE(t->collect(tmakit::check::LaunchEnd::faulted, 1, &why)) << why;  // host-mapped: readable after a fault
   expect_sites_in_order(t->written(), kTwoLanesRecords);
   EXPECT_EQ(t->dropped(), std::optional<uint64_t>(0));
-  EXPECT_EQ(std::memcmp(&t->written()[1], &h.slots[0], sizeof(Record)), 0);
+  EXPECT_EQ(std::memcmp(&t->written()[1], &h.wanted[1], sizeof(Record)), 0);
 
   // reset: the chunks the launch took, their tickets and the counters are clear again.
   t->reset();
@@ -376,21 +399,76 @@ TEST(CheckCapture, ChunksPastTheCapacityAreDropped) {
   uint64_t w[6];
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[5], 4u);
-  // Two chunks fit; five were taken. Cluster 2 made C + 4 records, C of them in chunk 1; cluster
-  // 0 made 2, in chunk 0.
+  // Two chunks fit; five were taken. Cluster 2 made C + 4 records, C - 1 of them in chunk 1 (after
+  // its header); cluster 0 made 2, in chunk 0.
   ByHand h(2 * C, 4);
-  h.put(0, in_cluster(1, 10, 0), 0);
-  h.put(1, in_cluster(2, 10, 0), 1);
-  for (uint32_t i = 0; i < C; ++i) h.put(C + i, in_cluster(3 + i, 11, 2), i);
+  h.put(1, in_cluster(1, 10, 0), 0);
+  h.put(2, in_cluster(2, 10, 0), 1);
+  for (uint32_t i = 0; i < C - 1; ++i) h.put(C + 1 + i, in_cluster(3 + i, 11, 2), i);
   h.counters = {5, 0, 2, 0, C + 4, 0};
   ASSERT_EQ(s.driver.memcpy_htod(w[0], h.slots.data(), 2 * C * sizeof(Record)), 0);
   ASSERT_EQ(s.driver.memcpy_htod(w[2], h.tickets.data(), 2 * C * 4), 0);
   ASSERT_EQ(s.driver.memcpy_htod(w[4], h.counters.data(), h.counters.size() * 4), 0);
   ASSERT_TRUE(t->collect(tmakit::check::LaunchEnd::finished, 1, &why)) << why;
-  expect_sites_in_order(t->written(), C + 2);
-  EXPECT_EQ(t->dropped(), std::optional<uint64_t>(4));
+  expect_sites_in_order(t->written(), C + 1);
+  EXPECT_EQ(t->dropped(), std::optional<uint64_t>(5));
   t->plan_clusters(3 * C);  // more counters than records: as many as records
   ASSERT_TRUE(t->attach(m, &why)) << why;
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[5], 2 * C);
+}
+
+// The host's side of the device's shortcuts (trace.hpp): ids from each chunk's header; a tensor
+// operation flagged kFlagMapCached gets copies of the map halves its thread last wrote at the
+// same site, in the place of its first two tickets; one with no such halves is left out, and so
+// is a record whose chunk has no header.
+TEST(CheckCapture, HeadersAndCachedMapHalvesAreExpandedInOrder) {
+  using tmakit::instrument::TraceOp;
+  const auto op = [](TraceOp o) { return static_cast<uint16_t>(o); };
+  ByHand h(3 * C, 1);
+  Record lane = in_cluster(0, 0, 0);
+  lane.ctaid_x = 5, lane.tid_x = 33;
+  auto as_lane = [&](uint32_t site, TraceOp o) {
+    Record r = record(site, op(o), 0);
+    std::memcpy(&r.ctaid_x, &lane.ctaid_x, offsetof(Record, values) - offsetof(Record, ctaid_x));
+    return r;
+  };
+  // Site 9 writes its halves (tickets 0, 1, 2), then twice not (tickets 3..5 and 6..8; the first
+  // ticket at the operation's record); site 10 never wrote its halves (tickets 9..11).
+  Record lo = as_lane(9, TraceOp::tensor_map_lo), hi = as_lane(9, TraceOp::tensor_map_hi);
+  for (int i = 0; i < 64; ++i) lo.values[i] = static_cast<uint8_t>(i), hi.values[i] = static_cast<uint8_t>(64 + i);
+  h.put(1, lo, 0);
+  h.put(2, hi, tmakit::instrument::kNoTicket);
+  h.put(3, as_lane(9, TraceOp::tensor_load), tmakit::instrument::kNoTicket);
+  Record cached = as_lane(9, TraceOp::tensor_load);
+  cached.flags = tmakit::instrument::kFlagMapCached;
+  cached.values[0] = 0xAB;  // tells the two cached operations apart
+  h.put(5, cached, 3);
+  cached.values[0] = 0xCD;
+  h.put(C + 1, cached, 6);  // the lane's next chunk
+  Record unknown = as_lane(10, TraceOp::tensor_store);
+  unknown.flags = tmakit::instrument::kFlagMapCached;
+  h.put(4, unknown, 9);
+  // A record in a chunk whose header is missing.
+  h.put(2 * C + 1, as_lane(11, TraceOp::mbar_arrive), 12);
+  h.slots[2 * C] = Record{};
+
+  const std::vector<Record> got = tmakit::check::in_ticket_order(h.slots.data(), h.tickets.data(), h.slots.size());
+  ASSERT_EQ(got.size(), 9u);
+  const TraceOp want_ops[9] = {TraceOp::tensor_map_lo, TraceOp::tensor_map_hi, TraceOp::tensor_load,
+                               TraceOp::tensor_map_lo, TraceOp::tensor_map_hi, TraceOp::tensor_load,
+                               TraceOp::tensor_map_lo, TraceOp::tensor_map_hi, TraceOp::tensor_load};
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].op, op(want_ops[i])) << i;
+    EXPECT_EQ(got[i].site, 9u) << i;
+    EXPECT_EQ(got[i].flags, 0) << i << ": the cached flag never leaves the host";
+    EXPECT_EQ(got[i].ctaid_x, 5u) << i;
+    EXPECT_EQ(got[i].tid_x, 33) << i;
+  }
+  for (size_t i : {3, 6}) {
+    EXPECT_EQ(std::memcmp(got[i].values, lo.values, 64), 0) << i;
+    EXPECT_EQ(std::memcmp(got[i + 1].values, hi.values, 64), 0) << i;
+  }
+  EXPECT_EQ(got[5].values[0], 0xAB);
+  EXPECT_EQ(got[8].values[0], 0xCD);
 }

@@ -25,17 +25,24 @@ namespace tmakit::instrument {
 // GEMM run eight times its time):
 //   - Place: each lane that writes records owns a chunk of kChunkRecords slots at a time
 //     (chunk c: slots [c × kChunkRecords, (c + 1) × kChunkRecords)), taken with one atom.add on
-//     counter 0 when its chunk is full; a lane's records fill its chunk in program order.
-//     Slots a chunk leaves unused stay zero (op none). Chunks past the capacity are counted,
-//     their records not written.
+//     counter 0 when its chunk has no room for the site's records. The chunk's first slot is
+//     its header (op lane_ids): the lane's ids, written once when the chunk is taken; the
+//     records after it leave their id fields zero, and the host fills them from the header.
+//     A lane's records fill its chunk in program order. Slots a chunk leaves unused stay zero
+//     (op none). Chunks past the capacity are counted, their records not written.
 //   - Order: the lanes of a warp that record at a site take tickets from their cluster's
 //     counter with one atom.add (the lowest reserves for all, in lane order), so tickets are a
 //     total order of a cluster's records, as one counter's indices are. The ticket is written
 //     to the record slot's ticket word at the lane's next site (or before it returns), when the
 //     atomic has long answered; a record whose ticket never came (the lane faulted or hung
-//     right after it) follows the ticketed ones of its cluster. A tensor operation's three
-//     records (map halves, then its own) have the first ticket at the first slot; the host
-//     gives the next two the next two tickets.
+//     right after it) follows the ticketed ones of its cluster. A tensor operation takes
+//     three tickets, for its map's two halves and its own record, whether or not it writes the
+//     halves: a lane writes them where the same site last read another map address (or none
+//     since the function began or since a tensormap fence or change of the thread's); else
+//     the operation's record alone, flagged kFlagMapCached, and the host puts in the halves
+//     the lane last wrote at that site. Written, the halves have the first ticket at the first
+//     slot and the host gives the next two the next two tickets; not written, the operation's
+//     record has the first ticket, and the host gives it the third.
 // The host orders a cluster's records by ticket (TraceBuffer::written); the replay needs the
 // order within a cluster only. A counter's count less the records kept is what was dropped.
 inline constexpr std::string_view kTraceSymbol = "__tmakit_trace";
@@ -81,6 +88,9 @@ enum class TraceOp : uint16_t {
   // bar{.cta}.arrive, barrier{.cta}.arrive{.aligned} (releases, does not wait); bar_red:
   // bar{.cta}.red…, barrier{.cta}.red… (waits, as bar_sync). For the happens-before race check.
   bar_sync = 28, bar_arrive = 29, bar_red = 30,
+  // A chunk's header (its first slot): the ids of the lane that owns the chunk, for the records
+  // after it, which leave theirs zero; site: the site that took the chunk. Never in trace.bin.
+  lane_ids = 31,
 };
 // A CTA barrier's record (bar_sync, bar_arrive, bar_red).
 constexpr bool is_cta_barrier(TraceOp op) { return op == TraceOp::bar_sync || op == TraceOp::bar_arrive || op == TraceOp::bar_red; }
@@ -95,6 +105,10 @@ inline constexpr uint16_t kFlagWaitComplete = 1;  // test_wait/try_wait: the pre
 // written this way). The reader expands it into one record a lane (each lane's linear %tid is
 // the warp's first plus its lane number), so nothing after the reader sees warp records.
 inline constexpr uint16_t kFlagWarp = 2;
+// A tensor operation's record whose map halves were not written (the lane wrote them at this
+// site before, for the same map address): the host puts in copies of those it kept. Never in
+// trace.bin.
+inline constexpr uint16_t kFlagMapCached = 4;
 
 // One record, as the device writes it (little-endian, 128 bytes, 128-byte aligned).
 // The values are the instruction's operands in the order the table lists them; where each
