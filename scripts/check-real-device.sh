@@ -16,7 +16,9 @@
 #        tests/gpu/check/cutlass_mutants.py, docs/check-seeded.md; "triton-mutants": the seeded bugs
 #        in the Triton tutorials' kernels, tests/gpu/check/triton_tutorial_mutants.py; small: whole
 #        launches at 512 for tests/vectors/check/real-*); GEMM_SIZE (default 1024) the CUTLASS problem
-#        size. Each ring run is judged against tests/gpu/check/ring/ring_expect.py (the rule at the
+#        size; "profile": Nsight Compute on CUTLASS 48 at 4096^3, plain and traced (and the SASS of
+#        the cubins in .gpupack/sass, where carried). Each ring run is judged against
+#        tests/gpu/check/ring/ring_expect.py (the rule at the
 #        source's `// at:TAG` line) and the mutant drivers judge theirs: the log says AS EXPECTED or
 #        DIFFERENT, and the last lines count them.
 set -uo pipefail
@@ -126,6 +128,30 @@ device() {
     if [ -d "$R/triton-tutorials" ]; then
       CHECK_ARGS="--launches 1" plain_and_checked real-triton-tutorials-512 120 python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --size 512 --warmup 0 --iters 1
     fi
+  fi
+  if [[ $parts == *" profile "* ]] && command -v ncu >/dev/null; then
+    # Where the traced CUTLASS GEMM's time goes (docs/check.md, "Cost"): Nsight Compute on the
+    # 4096^3 launch plain, under check recording (launch 0, checked) and not recording (launch 1,
+    # past --launches 1): its duration and instructions, and the SASS lines with most stall
+    # samples (.gpupack/top_stalls.py when carried). The counters' names are checked first.
+    echo "== profile: CUTLASS 48 at 4096^3 under Nsight Compute"
+    local g="$R/48_hopper_warp_specialized_gemm --m=4096 --n=4096 --k=4096 --iterations=2" run
+    local ncu_args=(--clock-control none --target-processes all --kernel-name regex:device_kernel --launch-count 1)
+    for run in plain:0 recording:0 not-recording:1; do
+      local what=${run%%:*} skip=${run##*:} wrap=()
+      [ "$what" != plain ] && wrap=("$R/tmakit" check --launches 1 --)
+      echo "-- $what"
+      timeout -k 5 240 ncu "${ncu_args[@]}" --launch-skip "$skip" --metrics gpu__time_duration.sum,smsp__inst_executed.sum,smsp__cycles_active.avg \
+        "${wrap[@]}" $g 2>&1 | grep -E "gpu__time|inst_executed|cycles_active|ERROR" | head -6
+      timeout -k 5 240 ncu "${ncu_args[@]}" --launch-skip "$skip" --section SourceCounters --page source --print-source sass --csv \
+        "${wrap[@]}" $g > "$OUT/sass-$what.csv" 2>/dev/null
+      [ -f .gpupack/top_stalls.py ] && python3 .gpupack/top_stalls.py "$OUT/sass-$what.csv" 25
+      xz -T4 -6 "$OUT/sass-$what.csv"
+    done
+    local cubin
+    for cubin in .gpupack/sass/*.cubin; do
+      [ -f "$cubin" ] && nvdisasm -c "$cubin" | xz -T4 -6 > "$OUT/$(basename "$cubin" .cubin).sass.xz"
+    done
   fi
   if [[ $parts == *" mutants "* ]]; then
     echo "== CUTLASS mutants (tests/gpu/check/cutlass_mutants.py)"

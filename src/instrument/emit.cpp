@@ -148,9 +148,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     pre.push_back("setp.ne.u64 " + on + ", " + base + ", 0;");
   else
     pre.push_back("setp.ne.and.u64 " + on + ", " + base + ", 0, " + (plan.guard_negated ? "!" : "") + plan.guard + ";");
-  // The pending ticket of the lane's last record goes to its slot's ticket word first
-  // (trace.hpp): its atomic was issued a site ago, so reading it here rarely waits.
-  for (const std::string& l : flush_ticket(prefix, w.d(2), w.d(3), w.p(8))) pre.push_back(l);
 
   // Each value as a store operand. Addresses and, where the record follows the instruction,
   // the registers it reads are taken before it runs: it may overwrite them (`arrive %rd1, [%rd1]`).
@@ -216,11 +213,11 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // The lane's ticket counter, which the function's prologue looked up: 0 where
     // its cluster is not traced (`tmakit check --ctas`); a warp of such a cluster branches out
     // at the second vote.
+    // The same in every lane of the warp (one CTA's), so no vote is needed.
     {
       l.push_back("ld.local.u64 " + counter + ", " + lane_word(prefix, kLaneCounter) + ";");
-      l.push_back("setp.ne.and.u64 " + on + ", " + counter + ", 0, " + on + ";");
-      l.push_back("vote.sync.any.pred " + several + ", " + on + ", " + mask + ";");
-      l.push_back("@!" + several + " bra.uni " + skip + ";");
+      l.push_back("setp.eq.u64 " + several + ", " + counter + ", 0;");
+      l.push_back("@" + several + " bra.uni " + skip + ";");
       l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
       l.push_back("ld.const.u64 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
     }
@@ -267,6 +264,11 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     }
     l.push_back("setp.eq.and.u32 " + first + ", " + rank + ", 0, " + on + ";");
     l.push_back("mul.lo.u32 " + reserve + ", " + count + ", " + n + ";");
+    // The lane's last record's ticket goes to its slot's ticket word (trace.hpp) here, just
+    // before the register takes the next one: the atomic that answers it was issued at the
+    // lane's last recorded site, a whole record ago, so this store rarely waits for it. A site
+    // that records nothing leaves it pending.
+    for (const std::string& f : flush_ticket(prefix, w.d(next_d), w.d(next_d + 1), w.p(12))) l.push_back(f);
     l.push_back("@" + first + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + reserve + ";");
     // Several lanes writing records of their own (values that differ): each takes its share of
     // the reservation now, from the lowest voter (bit-reversed, its count of leading zeros).
@@ -334,11 +336,13 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     rec_lines.push_back(store(w.p(5), rec, warp_at, 4, voters_reg));
   }
   if (plan.map && map_slot < 0) map_records(rec_lines, *plan.map, id, write, rec, w.d(next_d), w.d(next_d + 1));
-  if (map_slot >= 0) {
-    const std::string halves = w.p(11);
+  if (map_slot >= 0) {  // branched around where no lane writes the halves (map_miss is the warp's)
+    const std::string halves = w.p(11), cached = "$" + prefix + "_cached_" + std::to_string(id);
+    rec_lines.push_back("@!" + map_miss + " bra.uni " + cached + ";");
     rec_lines.push_back("and.pred " + halves + ", " + write + ", " + map_miss + ";");
     map_records(rec_lines, *plan.map, id, halves, rec, w.d(next_d), w.d(next_d + 1));
     rec_lines.push_back("@" + halves + " st.local.u64 " + map_cache(prefix, map_slot) + ", " + map_key + ";");
+    rec_lines.push_back(cached + ":");
   }
   for (size_t i = 0; i < plan.entries.size(); ++i) {
     const Field& f = plan.entries[i].field;
