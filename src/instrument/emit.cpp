@@ -173,11 +173,10 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   }
 
   // A ticket for each record (three for a tensor operation: its map's two halves, then its
-  // own, consecutive in the order), one atomic a warp: the lowest recording lane reserves for
-  // all the lanes that record; past the capacity nothing is written (the counter still counts).
-  // Its answer is read at the lane's next site (flush_ticket), not here, unless several lanes
-  // write records of their own and each needs its share now. The lanes executing the site
-  // together are the active mask, so the `.sync` instructions below wait for no one else.
+  // own, consecutive in the order), one atomic a writing lane; past the capacity nothing is
+  // written (the counter still counts). Its answer is read at the lane's next recorded site
+  // (flush_ticket), not here. The lanes executing the site together are the active mask, so
+  // the `.sync` instructions below wait for no one else.
   const int records = plan.map ? 3 : 1;
   const std::string head_reg = w.d(next_d++);  // the record's first 8 bytes, where they vary
   const uint32_t warp_at = lanes_at(plan);
@@ -202,34 +201,29 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   const std::string map_miss = w.p(9);
   std::string map_key;
   {
-    const std::string mask = w.r(next_r++), voters = w.r(next_r++), below = w.r(next_r++), rank = w.r(next_r++),
-                      count = w.r(next_r++), reserve = w.r(next_r++), share = w.r(next_r++);
-    const std::string first = w.p(2), several = w.p(6);
+    const std::string mask = w.r(next_r++), voters = w.r(next_r++), below = w.r(next_r++), rank = w.r(next_r++);
+    const std::string several = w.p(6);
     const std::string n = std::to_string(records);
     auto& l = rec_lines;
     l.push_back("activemask.b32 " + mask + ";");
     l.push_back("vote.sync.any.pred " + several + ", " + on + ", " + mask + ";");
     l.push_back("@!" + several + " bra.uni " + skip + ";");
-    // The lane's ticket counter, which the function's prologue looked up: 0 where
-    // its cluster is not traced (`tmakit check --ctas`); a warp of such a cluster branches out
-    // at the second vote.
-    // The same in every lane of the warp (one CTA's), so no vote is needed.
-    {
-      l.push_back("ld.local.u64 " + counter + ", " + lane_word(prefix, kLaneCounter) + ";");
-      l.push_back("setp.eq.u64 " + several + ", " + counter + ", 0;");
-      l.push_back("@" + several + " bra.uni " + skip + ";");
-      l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
-      l.push_back("ld.const.u64 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
-    }
-    l.push_back("vote.sync.ballot.b32 " + voters + ", " + on + ", " + mask + ";");
-    l.push_back("mov.u32 " + below + ", %lanemask_lt;");
-    l.push_back("and.b32 " + below + ", " + below + ", " + voters + ";");
-    l.push_back("popc.b32 " + rank + ", " + below + ";");
-    l.push_back("popc.b32 " + count + ", " + voters + ";");
+    // The lane's ticket counter, which the function's prologue looked up: 0 where its cluster
+    // is not traced (`tmakit check --ctas`), and then nothing is written. Not branched on: the
+    // local load's answer is first needed by the atomic below, so it does not hold up the lines
+    // between.
+    l.push_back("ld.local.u64 " + counter + ", " + lane_word(prefix, kLaneCounter) + ";");
+    l.push_back("setp.ne.and.u64 " + on + ", " + counter + ", 0, " + on + ";");
+    l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
+    l.push_back("ld.const.u64 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
     if (warp_at) {
       // A warp record when every voter's values agree (match.all.sync over the voters, who all
       // run it: it is guarded by `on`) and so does a wait's outcome: one record, written by the
-      // lowest voter (rank 0), its lane mask beside the values.
+      // lowest voter, its lane mask beside the values.
+      l.push_back("vote.sync.ballot.b32 " + voters + ", " + on + ", " + mask + ";");
+      l.push_back("mov.u32 " + below + ", %lanemask_lt;");
+      l.push_back("and.b32 " + below + ", " + below + ", " + voters + ";");
+      l.push_back("popc.b32 " + rank + ", " + below + ";");
       l.push_back("mov.pred " + uniform + ", " + on + ";");
       const std::string same = w.p(5), scratch32 = w.r(next_r);
       for (size_t i = 0; i < plan.entries.size(); ++i)
@@ -255,35 +249,20 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
         l.push_back("and.pred " + uniform + ", " + uniform + ", " + same + ";");
       }
       // Only the lowest voter writes a warp record; the others write nothing.
-      l.push_back("selp.u32 " + count + ", 1, " + count + ", " + uniform + ";");
       l.push_back("setp.eq.u32 " + same + ", " + rank + ", 0;");
       l.push_back("not.pred " + w.p(6) + ", " + uniform + ";");
       l.push_back("or.pred " + same + ", " + same + ", " + w.p(6) + ";");
       l.push_back("and.pred " + on + ", " + on + ", " + same + ";");
-      l.push_back("selp.u32 " + rank + ", 0, " + rank + ", " + uniform + ";");
     }
-    l.push_back("setp.eq.and.u32 " + first + ", " + rank + ", 0, " + on + ";");
-    l.push_back("mul.lo.u32 " + reserve + ", " + count + ", " + n + ";");
     // The lane's last record's ticket goes to its slot's ticket word (trace.hpp) here, just
     // before the register takes the next one: the atomic that answers it was issued at the
     // lane's last recorded site, a whole record ago, so this store rarely waits for it. A site
     // that records nothing leaves it pending.
     for (const std::string& f : flush_ticket(prefix, w.d(next_d), w.d(next_d + 1), w.p(12))) l.push_back(f);
-    l.push_back("@" + first + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + reserve + ";");
-    // Several lanes writing records of their own (values that differ): each takes its share of
-    // the reservation now, from the lowest voter (bit-reversed, its count of leading zeros).
-    // `several` is the same in every lane of the mask (vote.any), as shfl.sync needs.
-    l.push_back("setp.gt.and.u32 " + several + ", " + count + ", 1, " + on + ";");
-    l.push_back("vote.sync.any.pred " + several + ", " + several + ", " + mask + ";");
-    // Branched around, not predicated: an instruction that reads the ticket waits for the
-    // atomic's answer even where its predicate is false.
-    const std::string one_writer = "$" + prefix + "_one_writer_" + std::to_string(id);
-    l.push_back("@!" + several + " bra.uni " + one_writer + ";");
-    l.push_back("brev.b32 " + below + ", " + voters + ";");
-    l.push_back("clz.b32 " + below + ", " + below + ";");
-    l.push_back("shfl.sync.idx.b32 " + share + ", " + lane.ticket + ", " + below + ", 31, " + mask + ";");
-    l.push_back("mad.lo.u32 " + lane.ticket + ", " + rank + ", " + n + ", " + share + ";");
-    l.push_back(one_writer + ":");
+    // Each writing lane takes its tickets (three for a tensor operation) with an atomic of its
+    // own, whose answer it reads at its next recorded site. (One atomic for the warp, shared out
+    // with a shuffle, made every lane wait for the answer at once.)
+    l.push_back("@" + on + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + n + ";");
     // A tensor operation writes its map's halves only where this site of the lane's last read
     // another map address (trace.hpp): the function's map cache, in local memory, holds the
     // address each such site last wrote the halves for (0: none since the function began or

@@ -1,6 +1,6 @@
 // What a site's inserted lines do, run by a small interpreter of the PTX they use, for a warp
-// of lanes in lockstep: the trace words, the warp's one ticket reservation (activemask, ballot,
-// atom, shfl), each lane's chunk of slots, the ticket written at the lane's next site, the
+// of lanes in lockstep: the trace words, the tickets (activemask, ballot, match, a writing lane's
+// atomic), each lane's chunk of slots, the ticket written at the lane's next recorded site, the
 // record bytes (ids packed with bfi and mov.b64 {lo, hi}, head last) and the wait streak.
 // Expectations are written from trace.hpp's contract and docs/check.md's rules, not from the
 // emitter: a packing mistake, a ticket handed to the wrong lane, two lanes in one chunk, a
@@ -494,12 +494,12 @@ TEST(InstrumentRecordBytes, ALaneTakesANewChunkWhenItsOwnIsFull) {
   EXPECT_EQ(order.back().op, static_cast<uint16_t>(TraceOp::mbar_init));
 }
 
-// One reservation of tickets a warp: the recording lanes' tickets are consecutive, in lane
-// order, from where the counter stood, each lane's records in a chunk of its own; lanes whose
-// guard is false write nothing; past the capacity nothing is written but the counter still
-// counts every record. Where every recording lane's values agree, one warp record stands for
+// Each recording lane reserves its own tickets: they follow on from where the counter stood (in
+// lane order here, where the lanes' atomics land in that order), each lane's records in a chunk
+// of its own; lanes whose guard is false write nothing; past the capacity nothing is written but
+// the counter still counts every record. Where every recording lane's values agree, one warp record stands for
 // them all: the lowest lane's ids, kFlagWarp, the lanes' mask at the site's lanes_at.
-TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
+TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
   Instrumented in;
   ASSERT_GT(in.r.sites[kWait].lanes_at, 0u);
   for (bool same : {false, true})
