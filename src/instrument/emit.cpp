@@ -254,26 +254,15 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("or.pred " + same + ", " + same + ", " + w.p(6) + ";");
       l.push_back("and.pred " + on + ", " + on + ", " + same + ";");
     }
+    // The lane's last record's ticket goes to its slot's ticket word (trace.hpp) here, just
+    // before the register takes the next one: the atomic that answers it was issued at the
+    // lane's last recorded site, a whole record ago, so this store rarely waits for it. A site
+    // that records nothing leaves it pending.
+    for (const std::string& f : flush_ticket(prefix, w.d(next_d), w.d(next_d + 1), w.p(12))) l.push_back(f);
     // Each writing lane takes its tickets (three for a tensor operation) with an atomic of its
-    // own, into the ticket register of its turn's pair, after writing the ticket that register
-    // held to its slot's ticket word (trace.hpp). That ticket's atomic was issued two recorded
-    // sites ago, so the store rarely waits for its answer; a site that records nothing leaves
-    // the pairs as they are. (The next site's pair, each site's, made every record wait for the
-    // last one's atomic: a producer warp's records ran at an atomic's round trip each.) The
-    // pairs are taken by a branch, not by predicates: an instruction that reads a register
-    // waits for its value even where its predicate is false.
-    const std::string second = w.p(13), second_label = "$" + prefix + "_pair1_" + std::to_string(id),
-                      taken_label = "$" + prefix + "_ticket_" + std::to_string(id);
-    l.push_back("setp.ne.u32 " + second + ", " + lane.turn + ", 0;");
-    l.push_back("@" + second + " bra " + second_label + ";");
-    for (int pair = 0; pair < kTicketPairs; ++pair) {
-      if (pair == 1) l.push_back(second_label + ":");
-      for (const std::string& f : flush_ticket(prefix, pair, w.d(next_d), w.d(next_d + 1), w.p(12))) l.push_back(f);
-      l.push_back("@" + on + " atom.global.add.u32 " + lane.ticket[pair] + ", [" + counter + "], " + n + ";");
-      if (pair == 0) l.push_back("bra " + taken_label + ";");
-    }
-    l.push_back(taken_label + ":");
-    l.push_back("xor.b32 " + lane.turn + ", " + lane.turn + ", 1;");
+    // own, whose answer it reads at its next recorded site. (One atomic for the warp, shared out
+    // with a shuffle, made every lane wait for the answer at once.)
+    l.push_back("@" + on + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + n + ";");
     // A tensor operation writes its map's halves only where this site of the lane's last read
     // another map address (trace.hpp): the function's map cache, in local memory, holds the
     // address each such site last wrote the halves for (0: none since the function began or
@@ -318,13 +307,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
     l.push_back("setp.lt.and.u64 " + write + ", " + slot + ", " + capacity + ", " + on + ";");
     l.push_back("mad.lo.u64 " + rec + ", " + slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
-    // The pair whose atomic this record's tickets came from (`second`: the turn before the flip).
-    const std::string first_pair = w.p(14), second_pair = w.p(15);
-    l.push_back("not.pred " + first_pair + ", " + second + ";");
-    l.push_back("and.pred " + first_pair + ", " + first_pair + ", " + write + ";");
-    l.push_back("and.pred " + second_pair + ", " + second + ", " + write + ";");
-    l.push_back("@" + first_pair + " mov.u32 " + lane.pending[0] + ", " + lane.slot + ";");
-    l.push_back("@" + second_pair + " mov.u32 " + lane.pending[1] + ", " + lane.slot + ";");
+    l.push_back("@" + write + " mov.u32 " + lane.pending + ", " + lane.slot + ";");
     l.push_back("@" + on + " add.u32 " + lane.slot + ", " + lane.slot + ", " + slots + ";");
   }
   if (warp_at) {
@@ -396,27 +379,24 @@ std::vector<std::string> clear_map_cache(const std::string& prefix, int entries)
 }
 
 LaneRegisters lane_registers(const std::string& prefix) {
-  const std::string x = "%" + prefix;
-  return {{x + "_ticket", x + "_ticket1"}, {x + "_pending", x + "_pending1"}, x + "_slot", x + "_turn"};
+  return {"%" + prefix + "_ticket", "%" + prefix + "_pending", "%" + prefix + "_slot"};
 }
 
-std::vector<std::string> flush_ticket(const std::string& prefix, int pair, const std::string& d_tickets,
-                                      const std::string& d_at, const std::string& p_pending) {
+std::vector<std::string> flush_ticket(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
+                                      const std::string& p_pending) {
   const LaneRegisters lane = lane_registers(prefix);
-  const std::string& pending = lane.pending[pair];
-  return {"setp.ne.u32 " + p_pending + ", " + pending + ", " + std::to_string(kNoTicket) + ";",
+  return {"setp.ne.u32 " + p_pending + ", " + lane.pending + ", " + std::to_string(kNoTicket) + ";",
           "@" + p_pending + " ld.const.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
-          "@" + p_pending + " mad.wide.u32 " + d_at + ", " + pending + ", 4, " + d_tickets + ";",
-          "@" + p_pending + " st.global.u32 [" + d_at + "], " + lane.ticket[pair] + ";",
-          "mov.u32 " + pending + ", " + std::to_string(kNoTicket) + ";"};
+          "@" + p_pending + " mad.wide.u32 " + d_at + ", " + lane.pending + ", 4, " + d_tickets + ";",
+          "@" + p_pending + " st.global.u32 [" + d_at + "], " + lane.ticket + ";",
+          "mov.u32 " + lane.pending + ", " + std::to_string(kNoTicket) + ";"};
 }
 
 Code function_exit(const std::string& prefix) {
   Writer w(prefix);
   Code c;
-  c.before.push_back("// " + prefix + ": the last records' tickets, before the function returns");
-  for (int pair = 0; pair < kTicketPairs; ++pair)
-    for (const std::string& l : flush_ticket(prefix, pair, w.d(0), w.d(1), w.p(0))) c.before.push_back(l);
+  c.before.push_back("// " + prefix + ": the last record's ticket, before the function returns");
+  for (const std::string& l : flush_ticket(prefix, w.d(0), w.d(1), w.p(0))) c.before.push_back(l);
   c.regs = w.regs();
   return c;
 }
@@ -461,15 +441,11 @@ std::vector<std::string> function_prologue(RegCounts regs, const std::string& pr
   bank("b16", "h", regs.h);
   bank("pred", "p", regs.p);
   const LaneRegisters lane = lane_registers(prefix);
-  out.push_back(".reg .b32 " + streak_register(prefix) + ", " + lane.ticket[0] + ", " + lane.ticket[1] + ", " +
-                lane.pending[0] + ", " + lane.pending[1] + ", " + lane.slot + ", " + lane.turn + ";");
+  out.push_back(".reg .b32 " + streak_register(prefix) + ", " + lane.ticket + ", " + lane.pending + ", " + lane.slot + ";");
   out.push_back(".local .align 8 .b64 " + prefix + "_lane[" + std::to_string(kLaneMaps + map_entries) + "];");
   out.push_back("mov.u32 " + streak_register(prefix) + ", 0xFFFFFFFF;");
-  for (int pair = 0; pair < kTicketPairs; ++pair) {
-    out.push_back("mov.u32 " + lane.ticket[pair] + ", 0;");
-    out.push_back("mov.u32 " + lane.pending[pair] + ", " + std::to_string(kNoTicket) + ";");
-  }
-  out.push_back("mov.u32 " + lane.turn + ", 0;");
+  out.push_back("mov.u32 " + lane.ticket + ", 0;");
+  out.push_back("mov.u32 " + lane.pending + ", " + std::to_string(kNoTicket) + ";");
   out.push_back("mov.u32 " + lane.slot + ", 0;");  // no chunk yet: the first record takes one
   for (const std::string& l : setup) out.push_back(l);
   for (const std::string& l : clear_map_cache(prefix, map_entries)) out.push_back(l);

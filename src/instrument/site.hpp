@@ -97,22 +97,20 @@ std::vector<std::string> function_prologue(RegCounts regs, const std::string& pr
 // The wait-streak register: the site of the thread's last record when that was a failed wait.
 std::string streak_register(const std::string& prefix);
 
-// A lane's registers for its records (trace.hpp): its next free slot (a multiple of
-// kChunkRecords: its chunk is full, or it has none), and two pairs of a ticket (the answer of an
-// atomic still in flight, maybe) and the slot of the record it is for (kNoTicket: none pending),
-// used in turn (`turn`: 0 or 1), so that a ticket is first read two records after its atomic.
-inline constexpr int kTicketPairs = 2;
+// A lane's registers for its records (trace.hpp): the ticket of its last record (the answer of
+// an atomic still in flight, maybe), the slot that record is in (kNoTicket: none pending), and
+// its next free slot (a multiple of kChunkRecords: its chunk is full, or it has none).
 struct LaneRegisters {
-  std::string ticket[kTicketPairs], pending[kTicketPairs], slot, turn;
+  std::string ticket, pending, slot;
 };
 LaneRegisters lane_registers(const std::string& prefix);
 
-// Lines that write pair `pair`'s pending ticket to its slot's ticket word, if one is pending;
-// they use the two 64-bit registers and the predicate given.
-std::vector<std::string> flush_ticket(const std::string& prefix, int pair, const std::string& d_tickets,
-                                      const std::string& d_at, const std::string& p_pending);
+// Lines that write the lane's pending ticket to its slot's ticket word, if one is pending; they
+// use the two 64-bit registers and the predicate given.
+std::vector<std::string> flush_ticket(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
+                                      const std::string& p_pending);
 
-// What goes before each `ret` and `exit` of a function with sites: the pending tickets' writes.
+// What goes before each `ret` and `exit` of a function with sites: the pending ticket's write.
 Code function_exit(const std::string& prefix);
 
 }  // namespace tmakit::instrument::detail
