@@ -52,10 +52,10 @@ std::string store(const std::string& on, const std::string& rec, uint32_t offset
          v + ";";
 }
 
-// The record's ids (bytes 8..31): the special registers packed into three 64-bit words, two
-// 16-bit fields to a 32-bit half with bfi, and written in two stores. A record goes to
-// host-mapped memory, where every store is a transaction of its own: ten narrow stores cost
-// more than the record's other fields together.
+// The lane's ids (bytes 8..31 of a chunk's header; the records after it leave theirs zero): the
+// special registers packed into three 64-bit words, two 16-bit fields to a 32-bit half with
+// bfi, and written in two stores. A record may go to host-mapped memory, where every store is a
+// transaction of its own: ten narrow stores cost more than a record's other fields together.
 // `r`, `d`: the first of four 32-bit and three 64-bit registers it may use (none the site's values hold).
 void ids(Writer& w, std::vector<std::string>& out, const std::string& on, const std::string& rec, int r, int d) {
   static_assert(kValuesOffset % 16 == 0 && offsetof(Record, ctaid_x) == 8 && offsetof(Record, ctaid_y) == 12 && offsetof(Record, ctaid_z) == 14 &&
