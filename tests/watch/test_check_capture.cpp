@@ -472,3 +472,59 @@ TEST(CheckCapture, HeadersAndCachedMapHalvesAreExpandedInOrder) {
   EXPECT_EQ(got[5].values[0], 0xAB);
   EXPECT_EQ(got[8].values[0], 0xCD);
 }
+
+// A lane that was not its warp's leader leaves its ticket word kNoTicket and writes the leader's
+// first slot + 1 and its rank into its first record's id bytes (trace.hpp): its ticket is the
+// leader's + rank × the tickets a lane (3 for a tensor operation). One whose leader's ticket did
+// not come stays unticketed, after its cluster's ticketed records.
+TEST(CheckCapture, ALanesTicketComesFromItsLeaders) {
+  using tmakit::instrument::TraceOp;
+  const auto op = [](TraceOp o) { return static_cast<uint16_t>(o); };
+  ByHand h(5 * C, 1);
+  auto lane = [](uint16_t tid, uint32_t site, TraceOp o) {
+    Record r = record(site, static_cast<uint16_t>(o), 0);
+    r.tid_x = tid;
+    return r;
+  };
+  auto refer = [&](size_t slot, uint32_t leader_slot, uint32_t rank) {
+    const uint32_t ref[2] = {leader_slot + 1, rank};
+    std::memcpy(reinterpret_cast<char*>(&h.slots[slot]) + offsetof(Record, ctaid_x), ref, 8);
+  };
+  // An arrive by lanes 0, 1 and 2 of a warp (tickets 10, 11, 12): lane 0 the leader.
+  h.put(1, lane(0, 1, TraceOp::mbar_arrive), 10);
+  h.put(C + 1, lane(1, 3, TraceOp::mbar_arrive), tmakit::instrument::kNoTicket);
+  refer(C + 1, 1, 1);
+  h.put(2 * C + 1, lane(2, 4, TraceOp::mbar_arrive), tmakit::instrument::kNoTicket);
+  refer(2 * C + 1, 1, 2);
+  // A tensor load by lanes 0 and 1 (cached halves: one record each): tickets 13..15 and 16..18.
+  Record load = lane(0, 5, TraceOp::tensor_load);
+  Record lo = lane(0, 5, TraceOp::tensor_map_lo), hi = lane(0, 5, TraceOp::tensor_map_hi);
+  h.put(2, lo, 7);
+  h.put(3, hi, tmakit::instrument::kNoTicket);
+  h.put(4, load, tmakit::instrument::kNoTicket);  // tickets 7..9, the leader alone
+  load.flags = tmakit::instrument::kFlagMapCached;
+  h.put(5, load, 13);
+  Record lo1 = lane(1, 5, TraceOp::tensor_map_lo), hi1 = lane(1, 5, TraceOp::tensor_map_hi), load1 = lane(1, 5, TraceOp::tensor_load);
+  h.put(C + 2, lo1, tmakit::instrument::kNoTicket);
+  refer(C + 2, 5, 1);  // 13 + 3 = 16: lane 1 wrote its halves
+  h.put(C + 3, hi1, tmakit::instrument::kNoTicket);
+  h.put(C + 4, load1, tmakit::instrument::kNoTicket);
+  // A lane whose leader's ticket never came (the leader hung right after).
+  h.put(3 * C + 1, lane(9, 9, TraceOp::mbar_arrive), tmakit::instrument::kNoTicket);
+  refer(3 * C + 1, 4 * C + 1, 1);
+  h.put(4 * C + 1, lane(8, 8, TraceOp::mbar_arrive), tmakit::instrument::kNoTicket);
+
+  const std::vector<Record> got = tmakit::check::in_ticket_order(h.slots.data(), h.tickets.data(), h.slots.size());
+  const std::vector<std::pair<uint16_t, uint16_t>> want = {  // (tid, op) in order
+      {0, op(TraceOp::tensor_map_lo)}, {0, op(TraceOp::tensor_map_hi)}, {0, op(TraceOp::tensor_load)},
+      {0, op(TraceOp::mbar_arrive)}, {1, op(TraceOp::mbar_arrive)}, {2, op(TraceOp::mbar_arrive)},
+      {0, op(TraceOp::tensor_map_lo)}, {0, op(TraceOp::tensor_map_hi)}, {0, op(TraceOp::tensor_load)},
+      {1, op(TraceOp::tensor_map_lo)}, {1, op(TraceOp::tensor_map_hi)}, {1, op(TraceOp::tensor_load)},
+      {9, op(TraceOp::mbar_arrive)}, {8, op(TraceOp::mbar_arrive)}};
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].tid_x, want[i].first) << i;
+    EXPECT_EQ(got[i].op, want[i].second) << i;
+    EXPECT_EQ(got[i].ctaid_x, 0u) << i << ": the header's ids, not the reference";
+  }
+}
