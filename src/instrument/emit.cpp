@@ -201,9 +201,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   const std::string map_miss = w.p(9);
   std::string map_key;
   {
-    const std::string mask = w.r(next_r++), voters = w.r(next_r++), below = w.r(next_r++), rank = w.r(next_r++),
-                      count = w.r(next_r++), lead = w.r(next_r++);
-    const std::string several = w.p(6), first = w.p(2);
+    const std::string mask = w.r(next_r++), voters = w.r(next_r++), below = w.r(next_r++), rank = w.r(next_r++);
+    const std::string several = w.p(6);
     const std::string n = std::to_string(records);
     auto& l = rec_lines;
     l.push_back("activemask.b32 " + mask + ";");
@@ -217,16 +216,14 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("setp.ne.and.u64 " + on + ", " + counter + ", 0, " + on + ";");
     l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
     l.push_back("ld.const.u64 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
-    // The voters (the lanes that record) and each one's rank among them.
-    l.push_back("vote.sync.ballot.b32 " + voters + ", " + on + ", " + mask + ";");
-    l.push_back("mov.u32 " + below + ", %lanemask_lt;");
-    l.push_back("and.b32 " + below + ", " + below + ", " + voters + ";");
-    l.push_back("popc.b32 " + rank + ", " + below + ";");
-    l.push_back("popc.b32 " + count + ", " + voters + ";");
     if (warp_at) {
       // A warp record when every voter's values agree (match.all.sync over the voters, who all
       // run it: it is guarded by `on`) and so does a wait's outcome: one record, written by the
       // lowest voter, its lane mask beside the values.
+      l.push_back("vote.sync.ballot.b32 " + voters + ", " + on + ", " + mask + ";");
+      l.push_back("mov.u32 " + below + ", %lanemask_lt;");
+      l.push_back("and.b32 " + below + ", " + below + ", " + voters + ";");
+      l.push_back("popc.b32 " + rank + ", " + below + ";");
       l.push_back("mov.pred " + uniform + ", " + on + ";");
       const std::string same = w.p(5), scratch32 = w.r(next_r);
       for (size_t i = 0; i < plan.entries.size(); ++i)
@@ -252,29 +249,20 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
         l.push_back("and.pred " + uniform + ", " + uniform + ", " + same + ";");
       }
       // Only the lowest voter writes a warp record; the others write nothing.
-      l.push_back("selp.u32 " + count + ", 1, " + count + ", " + uniform + ";");
       l.push_back("setp.eq.u32 " + same + ", " + rank + ", 0;");
       l.push_back("not.pred " + w.p(6) + ", " + uniform + ";");
       l.push_back("or.pred " + same + ", " + same + ", " + w.p(6) + ";");
       l.push_back("and.pred " + on + ", " + on + ", " + same + ";");
     }
-    l.push_back("setp.eq.and.u32 " + first + ", " + rank + ", 0, " + on + ";");
     // The lane's last record's ticket goes to its slot's ticket word (trace.hpp) here, just
     // before the register takes the next one: the atomic that answers it was issued at the
     // lane's last recorded site, a whole record ago, so this store rarely waits for it. A site
     // that records nothing leaves it pending.
     for (const std::string& f : flush_ticket(prefix, w.d(next_d), w.d(next_d + 1), w.p(12))) l.push_back(f);
-    // One atomic a warp: the lowest voter (the leader) takes the tickets of all the voters (three
-    // a lane for a tensor operation), whose answer it reads at its next recorded site. The others
-    // need not wait for it at all: each writes, into its first record's id bytes (zero on the
-    // device: the ids are in the chunk's header), the leader's first slot and its own rank, and
-    // the host gives it the leader's ticket plus rank × the tickets a lane (trace.hpp). (Shuffling
-    // the answer out made every lane wait for the atomic; an atomic a lane crowded the cluster's
-    // counter.)
-    l.push_back("mul.lo.u32 " + count + ", " + count + ", " + n + ";");
-    l.push_back("@" + first + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + count + ";");
-    l.push_back("brev.b32 " + lead + ", " + voters + ";");
-    l.push_back("clz.b32 " + lead + ", " + lead + ";");
+    // Each writing lane takes its tickets (three for a tensor operation) with an atomic of its
+    // own, whose answer it reads at its next recorded site. (One atomic for the warp, shared out
+    // with a shuffle, made every lane wait for the answer at once.)
+    l.push_back("@" + on + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + n + ";");
     // A tensor operation writes its map's halves only where this site of the lane's last read
     // another map address (trace.hpp): the function's map cache, in local memory, holds the
     // address each such site last wrote the halves for (0: none since the function began or
@@ -319,16 +307,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
     l.push_back("setp.lt.and.u64 " + write + ", " + slot + ", " + capacity + ", " + on + ";");
     l.push_back("mad.lo.u64 " + rec + ", " + slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
-    // The leader's first slot, to every voter (a value at hand, not the atomic's answer).
-    const std::string lead_slot = w.r(next_r), rel = w.p(16), mine = w.p(17), ref = w.d(next_d);
-    l.push_back("shfl.sync.idx.b32 " + lead_slot + ", " + lane.slot + ", " + lead + ", 31, " + mask + ";");
-    l.push_back("and.pred " + mine + ", " + write + ", " + first + ";");
-    l.push_back("not.pred " + rel + ", " + first + ";");
-    l.push_back("and.pred " + rel + ", " + rel + ", " + write + ";");
-    l.push_back("@" + mine + " mov.u32 " + lane.pending + ", " + lane.slot + ";");
-    l.push_back("add.u32 " + lead_slot + ", " + lead_slot + ", 1;");
-    l.push_back("mov.b64 " + ref + ", {" + lead_slot + ", " + rank + "};");
-    l.push_back(store(rel, rec, offsetof(Record, ctaid_x), 8, ref));
+    l.push_back("@" + write + " mov.u32 " + lane.pending + ", " + lane.slot + ";");
     l.push_back("@" + on + " add.u32 " + lane.slot + ", " + lane.slot + ", " + slots + ";");
   }
   if (warp_at) {

@@ -64,18 +64,15 @@ MapRead read_site(const std::vector<std::string>& lines) {
   static const std::regex st2(R"(@%__tmakit_p\d+ st\.global\.v2\.b64 \[%__tmakit_d1\+(\d+)\], \{(\S+), (\S+)\};)");
   // A head chosen by a predicate (a tensor operation's: kFlagMapCached or not): the first value.
   static const std::regex chosen(R"(selp\.b64 %__tmakit_d\d+, (\d+), \d+, %__tmakit_p\d+;)");
-  // One reservation of tickets for the warp's recording lanes (`mul.lo.u32 …, count, N`, then an
-  // atom.add into the leader's ticket register).
-  static const std::regex atom(R"(atom\.global\.add\.u32 %__tmakit_ticket, \[%__tmakit_d4\], %__tmakit_r\d+;)");
-  static const std::regex share(R"(mul\.lo\.u32 %__tmakit_r\d+, %__tmakit_r\d+, (\d+);)");
+  // One reservation of N tickets a recording lane: an atom.add of N into its ticket register.
+  static const std::regex atom(R"(atom\.global\.add\.u32 %__tmakit_ticket, \[%__tmakit_d4\], (\d+);)");
   const uint64_t header = uint64_t(instrument::TraceOp::lane_ids) << 32;  // a new chunk's first word
   MapRead m;
   int record = 0;
   std::vector<std::string> loaded;  // the registers loaded since the last store of them
   for (const std::string& l : lines) {
     std::smatch g;
-    if (std::regex_search(l, g, atom)) ++m.reservations;
-    if (std::regex_search(l, g, share)) m.reserved = std::stoi(g[1]);
+    if (std::regex_search(l, g, atom)) ++m.reservations, m.reserved = std::stoi(g[1]);
     if (std::regex_search(l, g, ld)) m.space = g[1], loaded.push_back(g[2]), m.at.push_back(g[3]);
     auto stored = [&](int offset, const std::string& reg) {
       if (std::find(loaded.begin(), loaded.end(), reg) != loaded.end()) m.stores.push_back({record, offset});

@@ -79,32 +79,14 @@ struct Warp {
     std::memcpy(&r.ctaid_x, &header.ctaid_x, offsetof(Record, values) - offsetof(Record, ctaid_x));
     return r;
   }
-  // Each slot's ticket (trace.hpp): its ticket word, or for a lane that was not its warp's
-  // leader, the leader's ticket (bytes 8..11 of the record: the leader's first slot + 1) plus
-  // its rank (bytes 12..15) times the tickets a lane (3 for a tensor operation).
-  std::vector<uint32_t> resolved_tickets() const {
-    std::vector<uint32_t> out = tickets;
-    for (size_t s = 0; s < tickets.size(); ++s) {
-      const Record r = record(s);
-      if (r.op == 0 || r.op == static_cast<uint16_t>(TraceOp::lane_ids) || r.ctaid_x == 0) continue;
-      uint32_t rank;
-      std::memcpy(&rank, reinterpret_cast<const char*>(&r) + 12, 4);
-      const bool tensor = r.op == static_cast<uint16_t>(TraceOp::tensor_map_lo) ||
-                          (r.op >= static_cast<uint16_t>(TraceOp::tensor_load) && r.op <= static_cast<uint16_t>(TraceOp::tensor_prefetch));
-      EXPECT_NE(tickets[r.ctaid_x - 1], instrument::kNoTicket) << "slot " << s << ": its leader's ticket";
-      out[s] = tickets[r.ctaid_x - 1] + rank * (tensor ? 3 : 1);
-    }
-    return out;
-  }
   // The records in the order their tickets give (trace.hpp): each ticketed slot by its ticket;
   // a tensor operation's map halves carry the first of its three, its other two follow. (A
   // tensor operation without its halves, kFlagMapCached, is left as it is: the tests that
   // make one read its slots.)
   std::vector<Record> in_order() const {
-    const std::vector<uint32_t> ticket = resolved_tickets();
     std::vector<std::pair<uint32_t, size_t>> by_ticket;
-    for (size_t s = 0; s < ticket.size(); ++s)
-      if (ticket[s] != instrument::kNoTicket) by_ticket.push_back({ticket[s], s});
+    for (size_t s = 0; s < tickets.size(); ++s)
+      if (tickets[s] != instrument::kNoTicket) by_ticket.push_back({tickets[s], s});
     std::sort(by_ticket.begin(), by_ticket.end());
     std::vector<Record> out;
     for (auto [ticket, s] : by_ticket) {
@@ -512,13 +494,12 @@ TEST(InstrumentRecordBytes, ALaneTakesANewChunkWhenItsOwnIsFull) {
   EXPECT_EQ(order.back().op, static_cast<uint16_t>(TraceOp::mbar_init));
 }
 
-// One reservation of tickets a warp: the recording lanes' tickets are consecutive, in lane
-// order, from where the counter stood; the leader's in its ticket word, the others' from the
-// leader's (its slot and their rank in their records); each lane's records in a chunk of its
-// own; lanes whose guard is false write nothing; past the capacity nothing is written but the
-// counter still counts every record. Where every recording lane's values agree, one warp record stands for
+// Each recording lane reserves its own tickets: they follow on from where the counter stood (in
+// lane order here, where the lanes' atomics land in that order), each lane's records in a chunk
+// of its own; lanes whose guard is false write nothing; past the capacity nothing is written but
+// the counter still counts every record. Where every recording lane's values agree, one warp record stands for
 // them all: the lowest lane's ids, kFlagWarp, the lanes' mask at the site's lanes_at.
-TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
+TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
   Instrumented in;
   ASSERT_GT(in.r.sites[kWait].lanes_at, 0u);
   for (bool same : {false, true})
@@ -543,12 +524,9 @@ TEST(InstrumentRecordBytes, AWarpReservesOnceForItsRecordingLanes) {
       EXPECT_EQ(w.chunks(), n) << "a chunk a writing lane";
       const std::vector<Record> order = w.in_order();
       ASSERT_EQ(order.size(), n);
-      const std::vector<uint32_t> ticket = w.resolved_tickets();
       for (size_t i = 0; i < n; ++i) {
         const Record& r = order[i];
-        EXPECT_EQ(ticket[i * instrument::kChunkRecords + 1], start + i) << i;
-        EXPECT_EQ(w.tickets[i * instrument::kChunkRecords + 1], i == 0 ? start : instrument::kNoTicket)
-            << i << ": only the leader's ticket word is written";
+        EXPECT_EQ(w.tickets[i * instrument::kChunkRecords + 1], start + i) << i;
         EXPECT_EQ(r.op, static_cast<uint16_t>(TraceOp::mbar_try_wait)) << i;
         EXPECT_EQ(r.tid_x, voters[i]) << i;
         EXPECT_EQ((r.flags & instrument::kFlagWarp) != 0, same) << i;

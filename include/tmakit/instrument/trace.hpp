@@ -30,17 +30,12 @@ namespace tmakit::instrument {
 //     records after it leave their id fields zero, and the host fills them from the header.
 //     A lane's records fill its chunk in program order. Slots a chunk leaves unused stay zero
 //     (op none). Chunks past the capacity are counted, their records not written.
-//   - Order: the lanes of a warp that record at a site take tickets from their cluster's
-//     counter with one atom.add, by the lowest of them (the leader), for all, in lane order, so
-//     tickets are a total order of a cluster's records, as one counter's indices are. The
-//     leader's ticket is written to its record slot's ticket word at its next recorded site,
-//     just before its next atomic (or before it returns), when the atomic has long answered.
-//     The other lanes never read it: each writes, into bytes 8..15 of its first record (the id
-//     fields, zero on the device), the leader's first slot + 1 and its rank among the recording
-//     lanes (32-bit each), leaving its ticket word kNoTicket; the host gives it the leader's
-//     ticket + rank × the tickets a lane (3 for a tensor operation, else 1). A record whose
-//     ticket never came (the lane faulted or hung right after it) follows the ticketed ones of
-//     its cluster. A tensor operation takes
+//   - Order: each lane that writes a record takes its tickets from its cluster's counter with
+//     an atom.add of its own, so tickets are a total order of a cluster's records, as one
+//     counter's indices are. The ticket is written to the record slot's ticket word at the
+//     lane's next recorded site, just before its next atomic (or before it returns), when the
+//     atomic has long answered; a record whose ticket never came (the lane faulted or hung
+//     right after it) follows the ticketed ones of its cluster. A tensor operation takes
 //     three tickets, for its map's two halves and its own record, whether or not it writes the
 //     halves: a lane writes them where the same site last read another map address (or none
 //     since the function began or since a tensormap fence or change of the thread's); else

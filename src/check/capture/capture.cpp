@@ -287,29 +287,6 @@ void fill_ids(std::vector<Record>& records) {
   }
 }
 
-// The tickets a lane takes for the records that start at a slot (trace.hpp): three for a tensor
-// operation (its map's halves and its own record, whether the halves were written or not).
-uint32_t tickets_a_lane(const Record& first) {
-  return is(first, TraceOp::tensor_map_lo) || is_tensor_operation(first) ? 3 : 1;
-}
-
-// A lane that was not its warp's leader at a site wrote, in its first record's id bytes, the
-// leader's first slot + 1 and its own rank among the recording lanes (trace.hpp): its ticket is
-// the leader's plus rank × the tickets a lane. Read before the header's ids go over those bytes;
-// where the leader's ticket did not come (or the slot is not one of these), neither did this one.
-void resolve_leaders(const std::vector<Record>& records, std::vector<uint32_t>& ticket) {
-  const std::vector<uint32_t> raw = ticket;
-  for (size_t s = 0; s < records.size(); ++s) {
-    const Record& r = records[s];
-    if (r.op == 0 || is(r, TraceOp::lane_ids) || r.ctaid_x == 0) continue;
-    uint32_t rank = 0;
-    std::memcpy(&rank, reinterpret_cast<const char*>(&r) + offsetof(Record, ctaid_y), 4);
-    const uint64_t leader = uint64_t{r.ctaid_x} - 1;
-    if (leader < records.size() && raw[leader] != instrument::kNoTicket && rank < 32)
-      ticket[s] = raw[leader] + rank * tickets_a_lane(r);
-  }
-}
-
 // The thread and site a tensor operation's map halves were last written for (trace.hpp,
 // kFlagMapCached).
 using SiteOfThread = std::array<uint32_t, 5>;
@@ -325,7 +302,6 @@ std::vector<Record> in_ticket_order(const Record* slots, const uint32_t* tickets
   std::vector<uint32_t> ticket(tickets, tickets + n);
   std::vector<Record> records(n);
   for (size_t s = 0; s < n; ++s) std::memcpy(&records[s], const_cast<const Record*>(slots + s), sizeof records[s]);
-  resolve_leaders(records, ticket);
   fill_ids(records);
   // A tensor operation's three tickets (trace.hpp): the first at its map's first half, the
   // next two for the records after it; or, where the halves were not written, at its own
