@@ -111,7 +111,7 @@ void ClusterReplay::run() {
       }
       // Only what changes a barrier or issues a copy can release a waiting thread.
       const auto op = static_cast<TraceOp>(t_.records[idx].op);
-      const bool feeds = (op >= TraceOp::bulk_copy && op <= TraceOp::tensor_prefetch) ||
+      const bool feeds = instrument::is_copy(op) ||
                          (op >= TraceOp::mbar_init && op <= TraceOp::mbar_complete_tx);
       if (!held_.empty() && feeds) retry();
     }
@@ -195,7 +195,7 @@ bool ClusterReplay::process_record(size_t idx) {
     failed_poll(idx);
     return true;
   }
-  if (op >= TraceOp::bulk_copy && op <= TraceOp::tensor_prefetch) before_copy(idx);
+  if (instrument::is_copy(op)) before_copy(idx);
   std::optional<size_t> map;
   if (auto it = map_of_.find(idx); it != map_of_.end()) map = it->second;
   auto d = decoder_->decode(r, map, wait, "$" + std::to_string(static_cast<int>(r.op)) + "_");

@@ -16,7 +16,7 @@ namespace {
 
 using instrument::TraceOp;
 
-bool is_copy(TraceOp op) { return op >= TraceOp::bulk_copy && op <= TraceOp::tensor_prefetch; }
+using instrument::is_copy;
 bool relaxed(const Site& s) { return s.text.find(".relaxed") != std::string::npos; }
 
 // Records whose processing can let a held thread go on (they change a barrier's state).

@@ -14,8 +14,8 @@ using instrument::TraceOp;
 
 namespace {
 
-bool is_tensor(TraceOp op) { return op >= TraceOp::tensor_load && op <= TraceOp::tensor_prefetch; }
-bool is_copy(TraceOp op) { return op >= TraceOp::bulk_copy && op <= TraceOp::tensor_prefetch; }
+using instrument::is_copy;
+using instrument::is_tensor_operation;
 
 // The bytes a swizzle pattern repeats after: 8 rows of its span (§3.2).
 uint32_t swizzle_atom(tensor_map::Swizzle s) {
@@ -107,7 +107,7 @@ void ClusterReplay::scan_maps() {
       if (auto a = value_of(r, t_.sites[r.site], "addr"); a && (*a >> 24) == static_cast<uint64_t>(w.cta)) ranked_ = true;
     const auto op = static_cast<TraceOp>(r.op);
     const bool companion_op = r.op == kOpTensorMapLo || r.op == kOpTensorMapHi;
-    if (!companion_op && !is_tensor(op) && op != TraceOp::tensormap_replace && op != TraceOp::tensormap_cp_fenceproxy &&
+    if (!companion_op && !is_tensor_operation(op) && op != TraceOp::tensormap_replace && op != TraceOp::tensormap_cp_fenceproxy &&
         op != TraceOp::bulk_copy && op != TraceOp::bulk_reduce && op != TraceOp::bulk_prefetch)
       continue;  // most records (waits, arrives, fences) name no map or global range
     auto& [bytes, seen] = companion[w];
@@ -118,7 +118,7 @@ void ClusterReplay::scan_maps() {
       continue;
     }
     const Site& site = t_.sites[r.site];
-    if (is_tensor(op) || op == TraceOp::tensormap_replace || op == TraceOp::tensormap_cp_fenceproxy) {
+    if (is_tensor_operation(op) || op == TraceOp::tensormap_replace || op == TraceOp::tensormap_cp_fenceproxy) {
       auto hit = seen == 3 ? by_bytes.find(bytes) : by_bytes.end();
       const bool blank = seen == 3 && std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
       seen = 0;
@@ -132,7 +132,7 @@ void ClusterReplay::scan_maps() {
         follow_install(idx, map, bytes, building, replaced, by_bytes);
         continue;
       }
-      if (!is_tensor(op)) continue;
+      if (!is_tensor_operation(op)) continue;
       if (auto a = value_of(r, site, "tensorMap"); !map && a && replaced.count(*a)) map = replaced.at(*a);
       if (!map) continue;
       map_of_[idx] = *map;
@@ -186,7 +186,7 @@ void ClusterReplay::before_copy(size_t idx) {
   const Site& site = t_.sites[r.site];
   const auto op = static_cast<TraceOp>(r.op);
   const Who w = who(r, t_.meta);
-  if (is_tensor(op)) {
+  if (is_tensor_operation(op)) {
     // A tensor map rewritten in memory must be acquired by the tensormap proxy before use.
     if (auto a = value_of(r, site, "tensorMap")) {
       auto written = map_written_.find(*a);

@@ -362,8 +362,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
 std::string streak_register(const std::string& prefix) { return "%" + prefix + "_last"; }
 
 bool writes_map_once(const Plan& plan) {
-  return plan.map && (plan.op == TraceOp::tensor_load || plan.op == TraceOp::tensor_store ||
-                      plan.op == TraceOp::tensor_reduce || plan.op == TraceOp::tensor_prefetch);
+  return plan.map && is_tensor_operation(plan.op);
 }
 
 std::string lane_word(const std::string& prefix, int word) {

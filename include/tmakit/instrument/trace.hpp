@@ -94,6 +94,11 @@ enum class TraceOp : uint16_t {
 };
 // A CTA barrier's record (bar_sync, bar_arrive, bar_red).
 constexpr bool is_cta_barrier(TraceOp op) { return op == TraceOp::bar_sync || op == TraceOp::bar_arrive || op == TraceOp::bar_red; }
+// A bulk or tensor copy, reduction or prefetch (bulk_copy … tensor_prefetch).
+constexpr bool is_copy(TraceOp op) { return op >= TraceOp::bulk_copy && op <= TraceOp::tensor_prefetch; }
+// A tensor operation (tensor_load … tensor_prefetch): the ops that read a tensor map and carry its
+// bytes beside them (tensor_map_lo/hi).
+constexpr bool is_tensor_operation(TraceOp op) { return op >= TraceOp::tensor_load && op <= TraceOp::tensor_prefetch; }
 std::string_view to_string(TraceOp op);
 
 // `flags` bits.

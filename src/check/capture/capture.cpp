@@ -248,26 +248,13 @@ uint64_t tickets_taken(const std::vector<uint32_t>& counters) {
   for (size_t k = instrument::kTicketCountersAt; k < counters.size(); ++k) made += counters[k];
   return made;
 }
-}  // namespace
-
-std::optional<std::vector<uint32_t>> TraceBuffer::counters_now() const {
-  std::vector<uint32_t> counters(counters_bytes() / 4);
-  if (counters_.host != nullptr) std::memcpy(counters.data(), counters_.host, counters_bytes());
-  else if (driver_.memcpy_dtoh(counters.data(), counters_.device, counters_bytes()) != 0) return std::nullopt;
-  return counters;
-}
-
-namespace {
 
 using instrument::Record;
 using instrument::TraceOp;
 
 bool is(const Record& r, TraceOp op) { return r.op == static_cast<uint16_t>(op); }
 
-bool is_tensor_operation(const Record& r) {
-  return is(r, TraceOp::tensor_load) || is(r, TraceOp::tensor_store) || is(r, TraceOp::tensor_reduce) ||
-         is(r, TraceOp::tensor_prefetch);
-}
+bool is_tensor_operation(const Record& r) { return instrument::is_tensor_operation(static_cast<TraceOp>(r.op)); }
 
 // The ids a chunk's header holds (trace.hpp: bytes 8..31), into each record after it in the
 // chunk; the header itself leaves. A record whose chunk has no header (a copy made while the
@@ -283,7 +270,7 @@ void fill_ids(std::vector<Record>& records) {
       if (header) std::memcpy(reinterpret_cast<char*>(&records[s]) + kIdsAt, reinterpret_cast<const char*>(&records[c]) + kIdsAt, kIdsBytes);
       else records[s].op = 0;
     }
-    records[c].op = is(records[c], TraceOp::lane_ids) ? 0 : records[c].op;
+    if (header) records[c].op = 0;
   }
 }
 
@@ -296,6 +283,13 @@ SiteOfThread site_of_thread(const Record& r) {
 }
 
 }  // namespace
+
+std::optional<std::vector<uint32_t>> TraceBuffer::counters_now() const {
+  std::vector<uint32_t> counters(counters_bytes() / 4);
+  if (counters_.host != nullptr) std::memcpy(counters.data(), counters_.host, counters_bytes());
+  else if (driver_.memcpy_dtoh(counters.data(), counters_.device, counters_bytes()) != 0) return std::nullopt;
+  return counters;
+}
 
 std::vector<Record> in_ticket_order(const Record* slots, const uint32_t* tickets, size_t n) {
   using instrument::kNoTicket;
