@@ -87,6 +87,14 @@ Record in_cluster(uint32_t site, uint16_t op, uint32_t cluster) {
 }
 
 constexpr uint32_t C = tmakit::instrument::kChunkRecords;
+constexpr size_t kIdsAt = offsetof(Record, ctaid_x), kIdsBytes = offsetof(Record, values) - kIdsAt;  // bytes 8..31
+
+// A record of `site` and `op` with `lane`'s ids, as that lane would write it.
+Record of_lane(const Record& lane, uint32_t site, uint16_t op) {
+  Record r = record(site, op, 0);
+  std::memcpy(reinterpret_cast<char*>(&r) + kIdsAt, reinterpret_cast<const char*>(&lane) + kIdsAt, kIdsBytes);
+  return r;
+}
 
 // The device's part of one launch, by hand (trace.hpp): slots in chunks of C, a ticket a slot
 // (kNoTicket where none came), the counters (chunks taken, unused, then each cluster's tickets).
@@ -100,15 +108,14 @@ struct ByHand {
   ByHand(size_t n, size_t clusters)
       : slots(n), wanted(n), tickets(n, tmakit::instrument::kNoTicket), counters(2 + clusters, 0) {}
   void put(size_t slot, const Record& r, uint32_t ticket) {
-    constexpr size_t kIdsAt = offsetof(Record, ctaid_x), kIdsEnd = offsetof(Record, values);
     const size_t chunk = slot - slot % C;
     ASSERT_NE(slot, chunk) << "a chunk's first slot is its header";
     Record header{};
     header.op = static_cast<uint16_t>(tmakit::instrument::TraceOp::lane_ids);
-    std::memcpy(reinterpret_cast<char*>(&header) + kIdsAt, reinterpret_cast<const char*>(&r) + kIdsAt, kIdsEnd - kIdsAt);
+    std::memcpy(reinterpret_cast<char*>(&header) + kIdsAt, reinterpret_cast<const char*>(&r) + kIdsAt, kIdsBytes);
     slots[chunk] = header;
     wanted[slot] = slots[slot] = r;
-    std::memset(reinterpret_cast<char*>(&slots[slot]) + kIdsAt, 0, kIdsEnd - kIdsAt);
+    std::memset(reinterpret_cast<char*>(&slots[slot]) + kIdsAt, 0, kIdsBytes);
     tickets[slot] = ticket;
   }
 };
@@ -123,18 +130,13 @@ ByHand two_lanes_and_a_cluster() {
   ByHand h(3 * C, 2);
   Record a = in_cluster(0, 0, 0), b = a;
   b.tid_x = 32;  // lane B: another warp's
-  auto as = [](Record lane, uint32_t site, uint16_t op) {
-    Record r = in_cluster(site, op, 0);
-    std::memcpy(&r.ctaid_x, &lane.ctaid_x, offsetof(Record, values) - offsetof(Record, ctaid_x));
-    return r;
-  };
-  h.put(C + 1, as(a, 3, 10), 2);
-  h.put(C + 2, as(a, 1, 11), 0);
-  h.put(C + 3, as(a, 4, static_cast<uint16_t>(TraceOp::tensor_map_lo)), 3);
-  h.put(C + 4, as(a, 5, static_cast<uint16_t>(TraceOp::tensor_map_hi)), tmakit::instrument::kNoTicket);
-  h.put(C + 5, as(a, 6, static_cast<uint16_t>(TraceOp::tensor_load)), tmakit::instrument::kNoTicket);
-  h.put(1, as(b, 2, 12), 1);
-  h.put(2, as(b, 7, 15), tmakit::instrument::kNoTicket);
+  h.put(C + 1, of_lane(a, 3, 10), 2);
+  h.put(C + 2, of_lane(a, 1, 11), 0);
+  h.put(C + 3, of_lane(a, 4, static_cast<uint16_t>(TraceOp::tensor_map_lo)), 3);
+  h.put(C + 4, of_lane(a, 5, static_cast<uint16_t>(TraceOp::tensor_map_hi)), tmakit::instrument::kNoTicket);
+  h.put(C + 5, of_lane(a, 6, static_cast<uint16_t>(TraceOp::tensor_load)), tmakit::instrument::kNoTicket);
+  h.put(1, of_lane(b, 2, 12), 1);
+  h.put(2, of_lane(b, 7, 15), tmakit::instrument::kNoTicket);
   h.put(2 * C + 1, in_cluster(8, 13, 1), 0);
   h.counters = {3, 0, 7, 1};
   return h;
@@ -428,11 +430,7 @@ TEST(CheckCapture, HeadersAndCachedMapHalvesAreExpandedInOrder) {
   ByHand h(3 * C, 1);
   Record lane = in_cluster(0, 0, 0);
   lane.ctaid_x = 5, lane.tid_x = 33;
-  auto as_lane = [&](uint32_t site, TraceOp o) {
-    Record r = record(site, op(o), 0);
-    std::memcpy(&r.ctaid_x, &lane.ctaid_x, offsetof(Record, values) - offsetof(Record, ctaid_x));
-    return r;
-  };
+  auto as_lane = [&](uint32_t site, TraceOp o) { return of_lane(lane, site, op(o)); };
   // Site 9 writes its halves (tickets 0, 1, 2), then twice not (tickets 3..5 and 6..8; the first
   // ticket at the operation's record); site 10 never wrote its halves (tickets 9..11).
   Record lo = as_lane(9, TraceOp::tensor_map_lo), hi = as_lane(9, TraceOp::tensor_map_hi);
