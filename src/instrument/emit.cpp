@@ -9,43 +9,6 @@
 namespace tmakit::instrument::detail {
 namespace {
 
-class Writer {
- public:
-  Writer(const std::string& prefix) : x_("%" + prefix + "_") {}
-
-  std::string d(int i) { return bank(x_ + "d", i, regs_.d); }
-  std::string r(int i) { return bank(x_ + "r", i, regs_.r); }
-  std::string h(int i) { return bank(x_ + "h", i, regs_.h); }
-  std::string p(int i) { return bank(x_ + "p", i, regs_.p); }
-  const RegCounts& regs() const { return regs_; }
-
- private:
-  static std::string bank(const std::string& name, int i, int& count) {
-    count = std::max(count, i + 1);
-    return name + std::to_string(i);
-  }
-  std::string x_;
-  RegCounts regs_;
-};
-
-// `a` = the linear %clusterid (x + nx × (y + ny × z)).
-void linear_cluster(std::vector<std::string>& out, const std::string& a, const std::string& b, const std::string& c) {
-  out.push_back("mov.u32 " + a + ", %clusterid.z;");
-  out.push_back("mov.u32 " + b + ", %nclusterid.y;");
-  out.push_back("mov.u32 " + c + ", %clusterid.y;");
-  out.push_back("mad.lo.u32 " + a + ", " + a + ", " + b + ", " + c + ";");
-  out.push_back("mov.u32 " + b + ", %nclusterid.x;");
-  out.push_back("mov.u32 " + c + ", %clusterid.x;");
-  out.push_back("mad.lo.u32 " + a + ", " + a + ", " + b + ", " + c + ";");
-}
-
-// A trace word's address. The words live in the constant space: the device only reads them, and
-// every lane of every warp reads the same few, which the constant cache answers at once (in
-// global memory, the L1 that a kernel using all its shared memory leaves is a few KiB, and a
-// word evicted from it cost each site a round trip to L2 before its vote).
-std::string trace(size_t word) {
-  return "[" + std::string(kTraceSymbol) + (word ? "+" + std::to_string(word * 8) : "") + "]";
-}
 
 std::string store(const std::string& on, const std::string& rec, uint32_t offset, uint32_t bytes, const std::string& v) {
   return "@" + on + " st.global.b" + std::to_string(bytes * 8) + " [" + rec + "+" + std::to_string(offset) + "], " +
@@ -359,96 +322,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   return c;
 }
 
-std::string streak_register(const std::string& prefix) { return "%" + prefix + "_last"; }
-
 bool writes_map_once(const Plan& plan) {
   return plan.map && is_tensor_operation(plan.op);
-}
-
-std::string lane_word(const std::string& prefix, int word) {
-  return "[" + prefix + "_lane" + (word ? "+" + std::to_string(8 * word) : "") + "]";
-}
-
-std::string map_cache(const std::string& prefix, int slot) { return lane_word(prefix, kLaneMaps + slot); }
-
-std::vector<std::string> clear_map_cache(const std::string& prefix, int entries) {
-  std::vector<std::string> out;
-  for (int k = 0; k < entries; ++k) out.push_back("st.local.u64 " + map_cache(prefix, k) + ", 0;");
-  return out;
-}
-
-LaneRegisters lane_registers(const std::string& prefix) {
-  return {"%" + prefix + "_ticket", "%" + prefix + "_pending", "%" + prefix + "_slot"};
-}
-
-std::vector<std::string> flush_ticket(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
-                                      const std::string& p_pending) {
-  const LaneRegisters lane = lane_registers(prefix);
-  return {"setp.ne.u32 " + p_pending + ", " + lane.pending + ", " + std::to_string(kNoTicket) + ";",
-          "@" + p_pending + " ld.const.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
-          "@" + p_pending + " mad.wide.u32 " + d_at + ", " + lane.pending + ", 4, " + d_tickets + ";",
-          "@" + p_pending + " st.global.u32 [" + d_at + "], " + lane.ticket + ";",
-          "mov.u32 " + lane.pending + ", " + std::to_string(kNoTicket) + ";"};
-}
-
-Code function_exit(const std::string& prefix) {
-  Writer w(prefix);
-  Code c;
-  c.before.push_back("// " + prefix + ": the last record's ticket, before the function returns");
-  for (const std::string& l : flush_ticket(prefix, w.d(0), w.d(1), w.p(0))) c.before.push_back(l);
-  c.regs = w.regs();
-  return c;
-}
-
-std::vector<std::string> function_prologue(RegCounts regs, const std::string& prefix, int map_entries) {
-  // The lane's ticket counter (trace.hpp, word 4): the counter of its cluster's rank among those
-  // traced (word 3's low half is 0 without --ctas), at most the last (word 5); 0 where tracing
-  // is off, or the cluster is not among those word 3 names (`tmakit check --ctas`: [low half,
-  // high half) by linear %clusterid; a launch without clusters has each CTA its own; 0 traces
-  // every cluster). Looked up once a call, not at each record: ten special-register reads.
-  Writer w(prefix);
-  std::vector<std::string> setup;
-  {
-    const std::string word3 = w.d(0), counters = w.d(1), last = w.d(2), k = w.d(3), counter = w.d(4), a = w.r(0),
-                      b = w.r(1), c = w.r(2), lo = w.r(3), hi = w.r(4), in = w.p(0);
-    setup.push_back("ld.const.u64 " + word3 + ", " + trace(kTraceClustersWord) + ";");
-    setup.push_back("mov.b64 {" + lo + ", " + hi + "}, " + word3 + ";");
-    linear_cluster(setup, a, b, c);
-    setup.push_back("setp.ge.u32 " + in + ", " + a + ", " + lo + ";");
-    setup.push_back("setp.lt.and.u32 " + in + ", " + a + ", " + hi + ", " + in + ";");
-    setup.push_back("setp.eq.or.u64 " + in + ", " + word3 + ", 0, " + in + ";");
-    setup.push_back("sub.u32 " + a + ", " + a + ", " + lo + ";");
-    setup.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
-    setup.push_back("setp.ne.and.u64 " + in + ", " + counters + ", 0, " + in + ";");
-    setup.push_back("ld.const.u64 " + last + ", " + trace(kTraceCounterCountWord) + ";");
-    setup.push_back("setp.ne.and.u64 " + in + ", " + last + ", 0, " + in + ";");
-    setup.push_back("sub.u64 " + last + ", " + last + ", 1;");
-    setup.push_back("cvt.u64.u32 " + k + ", " + a + ";");
-    setup.push_back("min.u64 " + k + ", " + k + ", " + last + ";");
-    setup.push_back("mad.lo.u64 " + counter + ", " + k + ", 4, " + counters + ";");
-    setup.push_back("add.u64 " + counter + ", " + counter + ", " + std::to_string(kTicketCountersAt * 4) + ";");
-    setup.push_back("selp.b64 " + counter + ", " + counter + ", 0, " + in + ";");
-    setup.push_back("st.local.u64 " + lane_word(prefix, kLaneCounter) + ", " + counter + ";");
-  }
-  regs.at_least(w.regs());
-  std::vector<std::string> out;
-  auto bank = [&](const char* type, const char* b, int n) {
-    if (n) out.push_back(std::string(".reg .") + type + " %" + prefix + "_" + b + "<" + std::to_string(n) + ">;");
-  };
-  bank("b64", "d", regs.d);
-  bank("b32", "r", regs.r);
-  bank("b16", "h", regs.h);
-  bank("pred", "p", regs.p);
-  const LaneRegisters lane = lane_registers(prefix);
-  out.push_back(".reg .b32 " + streak_register(prefix) + ", " + lane.ticket + ", " + lane.pending + ", " + lane.slot + ";");
-  out.push_back(".local .align 8 .b64 " + prefix + "_lane[" + std::to_string(kLaneMaps + map_entries) + "];");
-  out.push_back("mov.u32 " + streak_register(prefix) + ", 0xFFFFFFFF;");
-  out.push_back("mov.u32 " + lane.ticket + ", 0;");
-  out.push_back("mov.u32 " + lane.pending + ", " + std::to_string(kNoTicket) + ";");
-  out.push_back("mov.u32 " + lane.slot + ", 0;");  // no chunk yet: the first record takes one
-  for (const std::string& l : setup) out.push_back(l);
-  for (const std::string& l : clear_map_cache(prefix, map_entries)) out.push_back(l);
-  return out;
 }
 
 }  // namespace tmakit::instrument::detail

@@ -1,12 +1,15 @@
 // Internal to the instrument layer: one instrumented instruction, planned (site.cpp: which
-// values its record holds and where they come from) and then written as PTX (emit.cpp).
+// values its record holds and where they come from) and then written as PTX (emit.cpp), with
+// the per-function state its record uses (lane.cpp).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tmakit/instrument/instrument.hpp"
+#include "tmakit/instrument/trace.hpp"
 #include "tmakit/ptx/module.hpp"
 
 namespace tmakit::instrument::detail {
@@ -55,6 +58,35 @@ struct RegCounts {
   int d = 0, r = 0, h = 0, p = 0;  // .b64, .b32, .b16, .pred
   void at_least(const RegCounts& o);
 };
+
+// Fresh register names, `%<prefix>_d<i>` (.b64), `_r` (.b32), `_h` (.b16), `_p` (.pred), and how
+// many of each bank the lines written with them use.
+class Writer {
+ public:
+  Writer(const std::string& prefix) : x_("%" + prefix + "_") {}
+
+  std::string d(int i) { return bank(x_ + "d", i, regs_.d); }
+  std::string r(int i) { return bank(x_ + "r", i, regs_.r); }
+  std::string h(int i) { return bank(x_ + "h", i, regs_.h); }
+  std::string p(int i) { return bank(x_ + "p", i, regs_.p); }
+  const RegCounts& regs() const { return regs_; }
+
+ private:
+  static std::string bank(const std::string& name, int i, int& count) {
+    count = std::max(count, i + 1);
+    return name + std::to_string(i);
+  }
+  std::string x_;
+  RegCounts regs_;
+};
+
+// A trace word's address. The words live in the constant space: the device only reads them, and
+// every lane of every warp reads the same few, which the constant cache answers at once (in
+// global memory, the L1 that a kernel using all its shared memory leaves is a few KiB, and a
+// word evicted from it cost each site a round trip to L2 before its vote).
+inline std::string trace(size_t word) {
+  return "[" + std::string(kTraceSymbol) + (word ? "+" + std::to_string(word * 8) : "") + "]";
+}
 
 struct Code {
   std::vector<std::string> before, after;  // lines, without indentation or newline

@@ -1,6 +1,6 @@
 // The trace an instrumented kernel writes (`tmakit instrument`, docs/check.md): what the
 // host side allocates, and the fixed-size records it decodes. The device side is PTX that
-// src/instrument/emit.cpp writes; this header is the contract between the two.
+// src/instrument/emit.cpp and lane.cpp write; this header is the contract between the two.
 #pragma once
 #include <cstddef>
 #include <cstdint>
