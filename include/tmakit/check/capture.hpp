@@ -153,6 +153,7 @@ class TraceBuffer {
   size_t capacity_ = 0;
   uint64_t clusters_word_ = 0;
   std::vector<CUdeviceptr> attached_;  // the `__tmakit_trace` of each attached module
+  bool recording_ = false;             // an attach() set a records address since stop_recording()
 };
 
 // A cluster's records in ticket order (TraceBuffer::written): `slots` records and their

@@ -191,6 +191,7 @@ bool TraceBuffer::set_words(CUdeviceptr words, size_t bytes, std::string* why) {
   }
   std::erase(attached_, words);
   attached_.push_back(words);
+  recording_ = true;
   return true;
 }
 
@@ -209,8 +210,10 @@ bool TraceBuffer::attach_library(CUlibrary library, std::string* why) {
 }
 
 void TraceBuffer::stop_recording() {
+  if (!recording_) return;  // every launch past N calls this; the words are set once
   const uint64_t off = 0;
   for (CUdeviceptr words : attached_) driver_.memcpy_htod(words + instrument::kTraceRecordsWord * 8, &off, 8);
+  recording_ = false;
 }
 
 bool TraceBuffer::attach_found(int lookup, const char* holder, CUdeviceptr words, size_t bytes, std::string* why) {
