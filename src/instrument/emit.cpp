@@ -112,6 +112,9 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   else
     pre.push_back("setp.ne.and.u64 " + on + ", " + base + ", 0, " + (plan.guard_negated ? "!" : "") + plan.guard + ";");
 
+  if (!plan.wait_result.empty() && !plan.guard.empty())
+    pre.push_back((plan.guard_negated ? "not.pred " : "mov.pred ") + w.p(13) + ", " + plan.guard + ";");
+
   // Each value as a store operand. Addresses and, where the record follows the instruction,
   // the registers it reads are taken before it runs: it may overwrite them (`arrive %rd1, [%rd1]`).
   int next_d = 6, next_r = 1, next_h = 0;
@@ -144,20 +147,21 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   const std::string head_reg = w.d(next_d++);  // the record's first 8 bytes, where they vary
   const uint32_t warp_at = lanes_at(plan);
   const std::string uniform = w.p(4);
-  // A wait loop is recorded at its first failed poll and at its success: the polls between
-  // change nothing the replay uses (a failed wait is read only as a hung thread's last word,
-  // and the first one says the same), and they were most of a waiting kernel's records. The
-  // thread's streak register holds the site of its last record when that was a failed wait.
-  const std::string streak = streak_register(prefix), none = "0xFFFFFFFF";
+  // A wait's failed polls are counted, not recorded: only the kFailedPollRecorded-th since the
+  // thread's last successful wait is (a hung thread polls for good, so its last record is that
+  // failed wait; a wait that passes after a few polls costs one record, its success). Failed
+  // polls were most of a pipelined kernel's records, and the replay reads one as a hung
+  // thread's last word or as a fact about its barrier, which the success then says as well.
+  const std::string polls = polls_register(prefix);
   const LaneRegisters lane = lane_registers(prefix);
   if (!plan.wait_result.empty()) {
-    rec_lines.push_back("setp.ne.or.u32 " + w.p(3) + ", " + streak + ", " + std::to_string(id) + ", " +
+    rec_lines.push_back("setp.eq.or.u32 " + w.p(3) + ", " + polls + ", " + std::to_string(kFailedPollRecorded - 1) + ", " +
                         plan.wait_result + ";");
     rec_lines.push_back("and.pred " + on + ", " + on + ", " + w.p(3) + ";");
   }
   const std::string voters_reg = w.r(next_r + 1);
-  // Where no lane of the warp records (tracing off, a guard that is false, a poll within its
-  // streak, a cluster not traced), everything up to the streak's update is branched around:
+  // Where no lane of the warp records (tracing off, a guard that is false, a failed poll not
+  // recorded, a cluster not traced), everything up to the poll count's update is branched around:
   // most sites a kernel executes record nothing, and the record's work is most of a site's cost.
   const std::string skip = "$" + prefix + "_skip_" + std::to_string(id);
   const std::string counters = w.d(3), counter = w.d(4), capacity = w.d(5);
@@ -171,6 +175,12 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("activemask.b32 " + mask + ";");
     l.push_back("vote.sync.any.pred " + several + ", " + on + ", " + mask + ";");
     l.push_back("@!" + several + " bra.uni " + skip + ";");
+    // A success starts the count again (the increment below makes it 0). A wait recorded here
+    // always has `on` set where it succeeded, so no success goes uncounted.
+    if (!plan.wait_result.empty()) {
+      l.push_back("and.pred " + w.p(7) + ", " + on + ", " + plan.wait_result + ";");
+      l.push_back("@" + w.p(7) + " mov.u32 " + polls + ", 0xFFFFFFFF;");
+    }
     // The lane's ticket counter, which the function's prologue looked up: 0 where its cluster
     // is not traced (`tmakit check --ctas`), and then nothing is written. Not branched on: the
     // local load's answer is first needed by the atomic below, so it does not hold up the lines
@@ -316,8 +326,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   }
   rec_lines.push_back(store(write, rec, 0, 8, head_value));
   rec_lines.push_back(skip + ":");
-  if (plan.wait_result.empty()) rec_lines.push_back("mov.u32 " + streak + ", " + none + ";");
-  else rec_lines.push_back("selp.b32 " + streak + ", " + none + ", " + std::to_string(id) + ", " + plan.wait_result + ";");
+  if (!plan.wait_result.empty())  // a poll that ran: its guard held (taken before it, which may write it)
+    rec_lines.push_back((plan.guard.empty() ? "" : "@" + w.p(13) + " ") + "add.u32 " + polls + ", " + polls + ", 1;");
   c.regs = w.regs();
   return c;
 }

@@ -21,7 +21,7 @@ void linear_cluster(std::vector<std::string>& out, const std::string& a, const s
 
 }  // namespace
 
-std::string streak_register(const std::string& prefix) { return "%" + prefix + "_last"; }
+std::string polls_register(const std::string& prefix) { return "%" + prefix + "_polls"; }
 
 std::string lane_word(const std::string& prefix, int word) {
   return "[" + prefix + "_lane" + (word ? "+" + std::to_string(8 * word) : "") + "]";
@@ -98,9 +98,9 @@ std::vector<std::string> function_prologue(RegCounts regs, const std::string& pr
   bank("b16", "h", regs.h);
   bank("pred", "p", regs.p);
   const LaneRegisters lane = lane_registers(prefix);
-  out.push_back(".reg .b32 " + streak_register(prefix) + ", " + lane.ticket + ", " + lane.pending + ", " + lane.slot + ";");
+  out.push_back(".reg .b32 " + polls_register(prefix) + ", " + lane.ticket + ", " + lane.pending + ", " + lane.slot + ";");
   out.push_back(".local .align 8 .b64 " + prefix + "_lane[" + std::to_string(kLaneMaps + map_entries) + "];");
-  out.push_back("mov.u32 " + streak_register(prefix) + ", 0xFFFFFFFF;");
+  out.push_back("mov.u32 " + polls_register(prefix) + ", 0;");
   out.push_back("mov.u32 " + lane.ticket + ", 0;");
   out.push_back("mov.u32 " + lane.pending + ", " + std::to_string(kNoTicket) + ";");
   out.push_back("mov.u32 " + lane.slot + ", 0;");  // no chunk yet: the first record takes one

@@ -121,13 +121,14 @@ std::string map_cache(const std::string& prefix, int slot);
 std::vector<std::string> clear_map_cache(const std::string& prefix, int entries);
 
 // What a function with sites begins with: `.reg` lines declaring the banks `regs` counts (and
-// those it uses itself), the thread's wait-streak register (emit_site), set to "no failed
-// wait", the lane registers, and the lane words: the ticket counter looked up, the map cache of
+// those it uses itself), the thread's failed-poll count (emit_site), set to 0, the lane registers, and the lane words: the ticket counter looked up, the map cache of
 // `map_entries` entries empty.
 std::vector<std::string> function_prologue(RegCounts regs, const std::string& prefix, int map_entries = 0);
 
-// The wait-streak register: the site of the thread's last record when that was a failed wait.
-std::string streak_register(const std::string& prefix);
+// The failed-poll count: the thread's polls of waits that returned false since its last
+// successful wait (emit_site). Only the kFailedPollRecorded-th is recorded.
+std::string polls_register(const std::string& prefix);
+inline constexpr uint32_t kFailedPollRecorded = 16;
 
 // A lane's registers for its records (trace.hpp): the ticket of its last record (the answer of
 // an atomic still in flight, maybe), the slot that record is in (kNoTicket: none pending), and

@@ -23,6 +23,9 @@ namespace {
 using instrument::Record;
 using instrument::TraceOp;
 
+// docs/check.md: of a thread's failed polls since its last successful wait, the 16th is recorded.
+constexpr uint32_t kFailedPollRecorded = 16;
+
 const char* const kModule = R"(.version 8.6
 .target sm_90a
 .address_size 64
@@ -537,11 +540,15 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
       }
       EXPECT_EQ(w.slots_written(), n);
     }
-  // A poll that succeeded in some lanes and failed in others: the outcome differs, one record a lane.
+  // A poll that succeeded in some lanes and failed, for the recorded time, in others: the outcome
+  // differs, one record a lane.
   {
     Warp w(4, kRoom);
-    for (int l = 0; l < 4; ++l) w.regs[l]["%r1"] = 0, w.regs[l]["%p3"] = l < 2;
+    for (int l = 0; l < 4; ++l) w.regs[l]["%r1"] = 0, w.regs[l]["%p3"] = 0;
     run(w, in.prologue());
+    for (uint32_t k = 1; k < kFailedPollRecorded; ++k) run(w, lines_of_site(in.r.text, kWait));
+    ASSERT_EQ(w.made(), 0u) << "a failed poll before the recorded one";
+    for (int l = 0; l < 4; ++l) w.regs[l]["%p3"] = l < 2;
     run(w, lines_of_site(in.r.text, kWait));
     run(w, in.exit());
     ASSERT_EQ(w.made(), 4u);
@@ -604,9 +611,9 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
   EXPECT_EQ(off.chunks(), 0u);
 }
 
-// Where no lane of the warp records, the record's work is branched around: a poll within its
-// streak, a false guard and tracing off read no special register (%clusterid, %tid, ...: each
-// read is slow) and take no ticket, and the streak is still kept.
+// Where no lane of the warp records, the record's work is branched around: a failed poll not
+// recorded, a false guard and tracing off read no special register (%clusterid, %tid, ...: each
+// read is slow) and take no ticket, and the poll is still counted.
 TEST(InstrumentRecordBytes, ASiteWhereNoLaneRecordsSkipsTheRecord) {
   Instrumented in;
   auto specials = [](const Warp& w) {  // mov.u32 %__tmakit_rN, %clusterid.x; and the like
@@ -616,20 +623,26 @@ TEST(InstrumentRecordBytes, ASiteWhereNoLaneRecordsSkipsTheRecord) {
   Warp w(32, kRoom);
   for (int l = 0; l < 32; ++l) w.regs[l]["%p2"] = 1, w.regs[l]["%r1"] = 0, w.regs[l]["%p3"] = 0;
   run(w, in.prologue());
-  run(w, lines_of_site(in.r.text, kWait));  // the first failed poll: recorded
+  w.ran.clear();
+  run(w, lines_of_site(in.r.text, kWait));  // a failed poll: counted, not recorded
+  EXPECT_EQ(w.made(), 0u);
+  EXPECT_EQ(specials(w), 0) << "a special register read where nothing is recorded";
+  // The records address and guard, the guard kept for the count, the wait's operands taken
+  // before it runs, the count's check, the vote, the branch and the count's update: at most 11
+  // (the recorded success below runs more than four times as many). The pending ticket is left
+  // for the next recorded site.
+  EXPECT_LE(w.ran.size(), 11u) << "a site that records nothing ran " << w.ran.size() << " instructions";
+  for (uint32_t k = 2; k < kFailedPollRecorded; ++k) run(w, lines_of_site(in.r.text, kWait));
+  EXPECT_EQ(w.made(), 0u);
+  run(w, lines_of_site(in.r.text, kWait));  // the 16th: recorded
   EXPECT_EQ(w.made(), 1u);
   EXPECT_GT(specials(w), 0);
   w.ran.clear();
-  run(w, lines_of_site(in.r.text, kWait));  // the second: within the streak
+  run(w, lines_of_site(in.r.text, kWait));  // the 17th: not
   EXPECT_EQ(w.made(), 1u);
-  EXPECT_EQ(specials(w), 0) << "a special register read where nothing is recorded";
-  // The records address and guard, the wait's operands taken before it runs (four here), the
-  // streak's check, the vote, the branch and the streak's update: 10 (the recorded success below
-  // runs more than four times as many). The pending ticket is left for the next recorded site.
-  EXPECT_LE(w.ran.size(), 10u) << "a site that records nothing ran " << w.ran.size() << " instructions";
   for (int l = 0; l < 32; ++l) w.regs[l]["%p3"] = 1;
   w.ran.clear();
-  run(w, lines_of_site(in.r.text, kWait));  // the success: recorded, the streak ends
+  run(w, lines_of_site(in.r.text, kWait));  // the success: recorded, the count starts again
   EXPECT_EQ(w.made(), 2u);
   EXPECT_GT(w.ran.size(), 4 * 10u);
   for (int l = 0; l < 32; ++l) w.regs[l]["%p2"] = 0;
@@ -734,25 +747,27 @@ TEST(InstrumentRecordBytes, ATensorOperationWritesItsMapOnceASiteAndAddress) {
   EXPECT_EQ(two.made(), 12u);
 }
 
-// A wait loop: its first failed poll and its success are recorded, the polls between are not;
-// any other record ends the streak, so the next failed poll is recorded again.
-TEST(InstrumentRecordBytes, AWaitLoopIsRecordedAtItsFirstFailureAndItsSuccess) {
+// A wait loop: its success is recorded, and of the failed polls since the thread's last
+// successful wait only the 16th (a hung thread's last word); other sites do not reset the count.
+TEST(InstrumentRecordBytes, AWaitLoopIsRecordedAtItsSuccessAndItsSixteenthFailure) {
   Instrumented in;
   Warp w(1, kRoom);
   w.regs[0]["%p2"] = 1;
   run(w, in.prologue());
-  auto poll = [&](bool done) {
+  auto poll = [&](bool done, uint32_t times = 1) {
     w.regs[0]["%p3"] = done;  // what the try_wait returned (its record is written after it)
-    run(w, lines_of_site(in.r.text, kWait));
+    for (uint32_t k = 0; k < times; ++k) run(w, lines_of_site(in.r.text, kWait));
   };
-  poll(false), poll(false), poll(false), poll(true);  // records: failed, succeeded
-  poll(false), poll(false);                           // failed
-  run(w, lines_of_site(in.r.text, kInit));           // an init: ends the streak
-  poll(false), poll(false), poll(true);               // failed, succeeded
+  poll(false, 3), poll(true);                       // records: succeeded
+  poll(false, kFailedPollRecorded - 1), poll(true);  // succeeded
+  poll(false, kFailedPollRecorded + 4);             // failed (the 16th)
+  run(w, lines_of_site(in.r.text, kInit));          // an init: the count goes on
+  poll(false, kFailedPollRecorded), poll(true);     // succeeded
+  poll(true);                                       // succeeded
   run(w, in.exit());
   const std::vector<std::pair<TraceOp, bool>> want = {
-      {TraceOp::mbar_try_wait, false}, {TraceOp::mbar_try_wait, true}, {TraceOp::mbar_try_wait, false},
-      {TraceOp::mbar_init, false},     {TraceOp::mbar_try_wait, false}, {TraceOp::mbar_try_wait, true}};
+      {TraceOp::mbar_try_wait, true}, {TraceOp::mbar_try_wait, true}, {TraceOp::mbar_try_wait, false},
+      {TraceOp::mbar_init, false},    {TraceOp::mbar_try_wait, true}, {TraceOp::mbar_try_wait, true}};
   ASSERT_EQ(w.made(), want.size());
   const std::vector<Record> order = w.in_order();
   ASSERT_EQ(order.size(), want.size());
