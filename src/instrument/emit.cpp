@@ -187,7 +187,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // between.
     l.push_back("ld.local.u64 " + counter + ", " + lane_word(prefix, kLaneCounter) + ";");
     l.push_back("setp.ne.and.u64 " + on + ", " + counter + ", 0, " + on + ";");
-    l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
     l.push_back("ld.const.u64 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
     if (warp_at) {
       // A warp record when every voter's values agree (match.all.sync over the voters, who all
@@ -198,22 +197,51 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("and.b32 " + below + ", " + below + ", " + voters + ";");
       l.push_back("popc.b32 " + rank + ", " + below + ";");
       l.push_back("mov.pred " + uniform + ", " + on + ";");
-      const std::string same = w.p(5), scratch32 = w.r(next_r);
+      // A lone voter's record is a warp record as it stands (a producer's elected lane, a
+      // consumer's release): the comparisons are branched around.
+      const std::string alone = w.p(14), compared = "$" + prefix + "_compared_" + std::to_string(id);
+      l.push_back("popc.b32 " + w.r(next_r) + ", " + voters + ";");
+      l.push_back("setp.eq.u32 " + alone + ", " + w.r(next_r) + ", 1;");
+      l.push_back("@" + alone + " bra.uni " + compared + ";");
+      // The values compared: each register the record holds, an address by its base register
+      // (its offset is the instruction's own, the same in every lane: the low half of a 32-bit
+      // base's widened sum is as exact as the base), none for an immediate or a variable's
+      // address; 32-bit ones two to a match.
+      std::vector<std::string> keys32, keys64;
+      int key_r = next_r + 2;
       for (size_t i = 0; i < plan.entries.size(); ++i)
         for (size_t k = 0; k < operands[i].size(); ++k) {
           const Source& src = plan.entries[i].elems[k];
-          if (src.kind == Source::Kind::imm) continue;
-          std::string v = operands[i][k];
-          const bool wide = src.kind == Source::Kind::address || src.bits == 64;
-          if (src.kind == Source::Kind::reg && src.bits == 16) {
-            l.push_back("@" + on + " cvt.u32.u16 " + scratch32 + ", " + v + ";");
-            v = scratch32;
+          const std::string& v = operands[i][k];
+          if (src.kind == Source::Kind::imm || (src.kind == Source::Kind::address && !src.base_is_reg)) continue;
+          if (src.bits == 64) {
+            keys64.push_back(v);
+          } else if (src.kind == Source::Kind::address) {
+            const std::string lo = w.r(key_r++);
+            l.push_back("cvt.u32.u64 " + lo + ", " + v + ";");
+            keys32.push_back(lo);
+          } else if (src.bits == 16) {
+            const std::string wide = w.r(key_r++);
+            l.push_back("cvt.u32.u16 " + wide + ", " + v + ";");
+            keys32.push_back(wide);
+          } else {
+            keys32.push_back(v);
           }
-          // d is the 32-bit mask of the agreeing lanes whatever the type; only the predicate is used.
-          l.push_back("@" + on + " match.all.sync.b" + std::string(wide ? "64 " : "32 ") + w.r(next_r + 1) + "|" + same +
-                      ", " + v + ", " + voters + ";");
-          l.push_back("@" + on + " and.pred " + uniform + ", " + uniform + ", " + same + ";");
         }
+      for (size_t k = 0; k + 1 < keys32.size(); k += 2) {
+        const std::string pair = w.d(next_d + 2 + static_cast<int>(k / 2));
+        l.push_back("mov.b64 " + pair + ", {" + keys32[k] + ", " + keys32[k + 1] + "};");
+        keys64.push_back(pair);
+      }
+      const std::string same = w.p(5);
+      auto match = [&](const std::string& v, int bits) {
+        // d is the 32-bit mask of the agreeing lanes whatever the type; only the predicate is used.
+        l.push_back("@" + on + " match.all.sync.b" + std::to_string(bits) + " " + w.r(next_r + 1) + "|" + same + ", " + v +
+                    ", " + voters + ";");
+        l.push_back("@" + on + " and.pred " + uniform + ", " + uniform + ", " + same + ";");
+      };
+      for (const std::string& v : keys64) match(v, 64);
+      if (keys32.size() % 2) match(keys32.back(), 32);
       if (!plan.wait_result.empty()) {
         l.push_back("vote.sync.ballot.b32 " + w.r(next_r) + ", " + plan.wait_result + ", " + mask + ";");
         l.push_back("and.b32 " + w.r(next_r) + ", " + w.r(next_r) + ", " + voters + ";");
@@ -221,6 +249,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
         l.push_back("setp.eq.or.u32 " + same + ", " + w.r(next_r) + ", " + voters + ", " + same + ";");
         l.push_back("and.pred " + uniform + ", " + uniform + ", " + same + ";");
       }
+      l.push_back(compared + ":");
       // Only the lowest voter writes a warp record; the others write nothing.
       l.push_back("setp.eq.u32 " + same + ", " + rank + ", 0;");
       l.push_back("not.pred " + w.p(6) + ", " + uniform + ";");
@@ -266,6 +295,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // are read once a chunk, not once a record. Branched around where no lane takes one.
     l.push_back("vote.sync.any.pred " + header + ", " + fresh + ", " + mask + ";");
     l.push_back("@!" + header + " bra.uni " + taken + ";");
+    l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
     l.push_back("@" + fresh + " atom.global.add.u32 " + used + ", [" + counters + "], 1;");
     // Clamped so that the slot number cannot wrap round into the buffer (a capacity is below 2^27).
     l.push_back("@" + fresh + " min.u32 " + used + ", " + used + ", " + std::to_string(UINT32_MAX / kChunkRecords - 1) + ";");

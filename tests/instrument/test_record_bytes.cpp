@@ -349,7 +349,7 @@ void run(Warp& w, const std::vector<std::string>& lines) {
 
 struct Instrumented {
   instrument::Result r;
-  Instrumented() : r(instrument::instrument_module(kModule, "k.ptx")) {}
+  explicit Instrumented(const char* module = kModule) : r(instrument::instrument_module(module, "k.ptx")) {}
   std::vector<std::string> prologue() const {  // the lines after the entry's `{` that name the prefix
     std::vector<std::string> out;
     std::istringstream in(r.text);
@@ -650,6 +650,73 @@ TEST(InstrumentRecordBytes, ASiteWhereNoLaneRecordsSkipsTheRecord) {
   run(w, lines_of_site(in.r.text, kInit));  // a false guard: nothing recorded, nothing read
   EXPECT_EQ(w.made(), 2u);
   EXPECT_EQ(specials(w), 0);
+}
+
+// A warp record stands for lanes whose values all agree. Each value the record holds is
+// compared: an address by its base register (the offset is the instruction's), a 16-bit
+// register widened, 32-bit values two to a comparison, 64-bit ones alone; a lone voter's record
+// is a warp record without comparing anything. A lane that differs in any one value, whichever
+// place it has in the pairs, makes the site a record a lane.
+TEST(InstrumentRecordBytes, AWarpRecordComparesEveryValueItHolds) {
+  static const char* kArrives = R"(
+.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry k()
+{
+	.reg .b16 %rs<4>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<4>;
+	mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%r5+16], %r6;
+	mbarrier.arrive.shared::cta.b64 %rd2, [%rd1+8], 2;
+	ret;
+}
+)";
+  Instrumented in(kArrives);
+  ASSERT_EQ(in.r.sites.size(), 2u);
+  ASSERT_GT(in.r.sites[0].lanes_at, 0u);
+  ASSERT_GT(in.r.sites[1].lanes_at, 0u);
+  struct Case {
+    const char* what;
+    int site;
+    const char* reg;  // the register lane 3 holds apart, or nullptr: all agree
+    size_t records;
+  };
+  const Case cases[] = {
+      {"all agree (32-bit base and count)", 0, nullptr, 1}, {"the 32-bit base differs", 0, "%r5", 4},
+      {"the count differs", 0, "%r6", 4},                    {"all agree (64-bit base)", 1, nullptr, 1},
+      {"the 64-bit base differs", 1, "%rd1", 4},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    Warp w(4, kRoom);
+    for (int l = 0; l < 4; ++l) w.regs[l]["%r5"] = 0x400, w.regs[l]["%r6"] = 256, w.regs[l]["%rd1"] = 0x800;
+    if (c.reg) w.regs[3][c.reg] += 64;
+    run(w, in.prologue());
+    run(w, lines_of_site(in.r.text, c.site));
+    run(w, in.exit());
+    ASSERT_EQ(w.made(), c.records);
+    const std::vector<Record> order = w.in_order();
+    ASSERT_EQ(order.size(), c.records);
+    for (size_t i = 0; i < c.records; ++i) EXPECT_EQ((order[i].flags & instrument::kFlagWarp) != 0, c.records == 1) << i;
+  }
+  // A lone voter (the other lanes elsewhere): a warp record of lane 2 alone.
+  Warp one(4, kRoom);
+  for (int l = 0; l < 4; ++l) one.regs[l]["%r5"] = 0x400 + 64 * l, one.regs[l]["%r6"] = 256, one.active[l] = l == 2;
+  run(one, in.prologue());
+  one.ran.clear();
+  run(one, lines_of_site(in.r.text, 0));
+  run(one, in.exit());
+  ASSERT_EQ(one.made(), 1u);
+  const Record r = one.in_order().at(0);
+  EXPECT_NE(r.flags & instrument::kFlagWarp, 0);
+  EXPECT_EQ(r.tid_x, 2);
+  uint32_t lanes = 0;
+  std::memcpy(&lanes, reinterpret_cast<const uint8_t*>(&r) + in.r.sites[0].lanes_at, 4);
+  EXPECT_EQ(lanes, 1u << 2);
+  EXPECT_EQ(std::count_if(one.ran.begin(), one.ran.end(), [](const std::string& l) { return l.find("match.") != std::string::npos; }),
+            0) << "a lone voter compares nothing";
 }
 
 // `tmakit check --ctas`: word 3 names the clusters traced, [low, high) by linear %clusterid
