@@ -17,7 +17,8 @@
 #        in the Triton tutorials' kernels, tests/gpu/check/triton_tutorial_mutants.py; small: whole
 #        launches at 512 for tests/vectors/check/real-*); GEMM_SIZE (default 1024) the CUTLASS problem
 #        size; "profile": Nsight Compute on CUTLASS 48 at 4096^3, plain and traced (and the SASS of
-#        the cubins in .gpupack/sass, where carried). Each ring run is judged against
+#        the cubins in .gpupack/sass, where carried); "compare": CUTLASS 48 traced under the build in
+#        .gpupack/base and this one, in turn. Each ring run is judged against
 #        tests/gpu/check/ring/ring_expect.py (the rule at the
 #        source's `// at:TAG` line) and the mutant drivers judge theirs: the log says AS EXPECTED or
 #        DIFFERENT, and the last lines count them.
@@ -120,6 +121,25 @@ device() {
     CHECK_ARGS="--launches 1" plain_and_checked cutlass48-4096 60 "$R/48_hopper_warp_specialized_gemm" --m=4096 --n=4096 --k=4096 --iterations=10
     echo "== CUTLASS $CUTLASS_VERSION example 49 (ping-pong, cooperative, 2x1 clusters), ${n}^3"
     CHECK_ARGS="--launches 1" plain_and_checked cutlass49 120 "$R/49_collective_builder" --m=$n --n=$n --k=$n
+  fi
+  if [[ $parts == *" compare "* ]] && [ -x .gpupack/base/tmakit ]; then
+    # The traced time of CUTLASS 48 under another build of tmakit (.gpupack/base: tmakit and
+    # libtmakit_watch.so, carried beside this one) and this one, taken in turn on the same GPU:
+    # an instrumentation change is judged against its baseline in the same run.
+    echo "== compare: CUTLASS 48 traced, .gpupack/base (B) against this build (N)"
+    local size round b
+    cp "$R"/libfmt* .gpupack/base/ 2>/dev/null
+    for size in $n 4096; do
+      echo "-- ${size}^3 plain: $("$R/48_hopper_warp_specialized_gemm" --m=$size --n=$size --k=$size --iterations=10 | grep 'Avg runtime')"
+      for round in 1 2; do
+        for b in B N; do
+          local dir=$R; [ $b = B ] && dir=$ROOT/.gpupack/base
+          echo "-- ${size}^3 $b round $round: $(timeout -k 5 120 "$dir/tmakit" check --timeout 10 --launches 1 -- \
+            "$R/48_hopper_warp_specialized_gemm" --m=$size --n=$size --k=$size --iterations=2 2>&1 |
+            grep -E 'device_kernel.*traced|Disposition' | sed -E 's/.*(<<<.*)/\1/' | tr '\n' ' ')"
+        done
+      done
+    done
   fi
   if [[ $parts == *" small "* ]]; then
     # Whole launches small enough to keep in the repository (tests/vectors/check/real-*).

@@ -22,7 +22,7 @@ std::string site_place(const TraceDir& t, uint32_t site) {
 
 void FindingSink::add(const std::string& rule, Severity sev, const std::string& message, std::optional<size_t> record,
                       int count, const std::string& key) {
-  const int64_t site = record ? static_cast<int64_t>(trace_.records[*record].site) : -1;
+  const int64_t site = record ? static_cast<int64_t>(trace_->records[*record].site) : -1;
   auto [it, fresh] = index_.try_emplace({rule, site, key}, findings_.size());
   if (!fresh) {
     findings_[it->second].count += count;
@@ -34,13 +34,13 @@ void FindingSink::add(const std::string& rule, Severity sev, const std::string& 
   f.severity = to_string(sev);
   f.message = message;
   if (record) {
-    const Record& r = trace_.records[*record];
-    const Site& s = trace_.sites[r.site];
-    const Who w = who(r, trace_.meta);
+    const Record& r = trace_->records[*record];
+    const Site& s = trace_->sites[r.site];
+    const Who w = who(r, trace_->meta);
     f.site = r.site;
     f.frames = s.frames();
     f.frame = instrument::user_frame(f.frames);
-    f.file = s.line > 0 ? f.frames[f.frame].file : trace_.module_name + ".ptx";
+    f.file = s.line > 0 ? f.frames[f.frame].file : trace_->module_name + ".ptx";
     f.line = s.line > 0 ? f.frames[f.frame].line : s.ptx_line;
     f.column = s.line > 0 ? f.frames[f.frame].column : 0;
     f.cta = w.cta;

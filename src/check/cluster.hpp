@@ -17,14 +17,17 @@ namespace tmakit::check::detail {
 // `count` occurrences are added at once.
 class FindingSink {
  public:
-  explicit FindingSink(const TraceDir& t) : trace_(t) {}
+  explicit FindingSink(const TraceDir& t) : trace_(&t) {}
+  // The trace whose record numbers the next findings give (a compact trace's clusters are
+  // expanded one at a time, TraceDir::compact).
+  void reading(const TraceDir& t) { trace_ = &t; }
   void add(const std::string& rule, Severity sev, const std::string& message, std::optional<size_t> record,
            int count = 1, const std::string& key = {});
   std::vector<Finding> take() { return std::move(findings_); }
   bool has(const std::string& rule, uint32_t site) const { return index_.count({rule, site, ""}) != 0; }
 
  private:
-  const TraceDir& trace_;
+  const TraceDir* trace_;
   std::vector<Finding> findings_;
   std::map<std::tuple<std::string, int64_t, std::string>, size_t> index_;
 };

@@ -2,6 +2,7 @@
 // replayed on its own engine (cluster.cpp), findings merged by rule and site, and the
 // report in clang's style (placed at the user's line, the inlined frames as notes) or as JSON.
 #include <algorithm>
+#include <optional>
 
 #include "cluster.hpp"
 #include "races.hpp"
@@ -52,13 +53,10 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
                                                "deadlocks) is made")) +
                            " (tmakit check --capacity raises it)");
   }
-  if (t.meta.not_expanded) {
-    const std::string why = std::to_string(t.meta.not_expanded) + " records at the end of the trace were not read: " +
-                            "with warp records expanded they stand for more than " + std::to_string(kMaxLaneRecords) +
-                            " records of single threads (tmakit check --ctas traces fewer clusters a run)";
-    if (!hung) report.skipped.push_back(end_checks + why);
-    report.notes.push_back(why);
-  }
+  if (t.compact)
+    report.notes.push_back("the trace's warp records stand for more than " + std::to_string(t.max_lane_records) +
+                           " records of single threads: each cluster is expanded and replayed on its own, and record "
+                           "numbers count from the start of their cluster");
   if (!t.meta.records_lost.empty())
     report.skipped.push_back("every check of this launch: " + t.meta.records_lost);
   report.clusters = static_cast<int>(clusters.size());
@@ -79,14 +77,32 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
                                " clusters: not replayed (past the first " + std::to_string(options.max_clusters) + ")");
       break;
     }
+    // A compact trace: this cluster's records, warp records expanded, as a trace of their own.
+    std::optional<TraceDir> own;
+    if (t.compact) {
+      own = expand_cluster(t, records);
+      records.resize(own->records.size());
+      for (size_t i = 0; i < records.size(); ++i) records[i] = i;
+    }
+    const TraceDir& c = own ? *own : t;
+    sink.reading(c);
+    if (c.meta.not_expanded) {
+      const std::string why = std::to_string(c.meta.not_expanded) + " records at the end of cluster (" +
+                              std::to_string(id[0]) + "," + std::to_string(id[1]) + "," + std::to_string(id[2]) +
+                              ")'s trace were not read: with warp records expanded they stand for more than " +
+                              std::to_string(t.max_lane_records) +
+                              " records of single threads (tmakit check --ctas traces fewer clusters a run)";
+      if (!hung) report.skipped.push_back(end_checks + why);
+      report.notes.push_back(why);
+    }
     // CTA barriers order threads for the race check; the model has nothing to run for them.
     std::vector<size_t> model_records;
     model_records.reserve(records.size());
     for (size_t idx : records)
-      if (!instrument::is_cta_barrier(static_cast<instrument::TraceOp>(t.records[idx].op))) model_records.push_back(idx);
-    detail::ClusterReplay cluster(t, std::move(model_records), options, sink, report);
+      if (!instrument::is_cta_barrier(static_cast<instrument::TraceOp>(c.records[idx].op))) model_records.push_back(idx);
+    detail::ClusterReplay cluster(c, std::move(model_records), options, sink, report);
     cluster.run();
-    detail::find_races(t, records, cluster, options, sink, report);
+    detail::find_races(c, records, cluster, options, sink, report);
     report.clusters_replayed++;
   }
   if (t.meta.outcome == "launch_error" && report.outcome_explained.empty())

@@ -294,8 +294,18 @@ void expand_warp_record(const instrument::Record& r, const instrument::Site& sit
   }
 }
 
+// The lanes a warp record stands for (its mask's bits; 1 for a record of one thread or a hole).
+uint64_t lanes_of(const instrument::Record& r, const std::vector<instrument::Site>& sites) {
+  if (r.op == 0 || !(r.flags & instrument::kFlagWarp) || r.site >= sites.size()) return 1;
+  const instrument::Site& site = sites[r.site];
+  if (site.lanes_at == 0 || site.lanes_at + 4 > instrument::kRecordBytes) return 1;  // refused when expanded
+  uint32_t lanes = 0;
+  std::memcpy(&lanes, reinterpret_cast<const uint8_t*>(&r) + site.lanes_at, 4);
+  return static_cast<uint64_t>(std::popcount(lanes));
+}
+
 std::vector<instrument::Record> parse_records(std::string_view bin, LaunchMeta& meta, uint64_t max_lane_records,
-                                              const std::vector<instrument::Site>& sites) {
+                                              const std::vector<instrument::Site>& sites, bool& compact) {
   if (bin.size() % instrument::kRecordBytes)
     bad("trace.bin", std::to_string(bin.size()) + " bytes is not a whole number of 128-byte records");
   const uint64_t n = bin.size() / instrument::kRecordBytes;
@@ -304,8 +314,14 @@ std::vector<instrument::Record> parse_records(std::string_view bin, LaunchMeta& 
     bad("trace.bin", "holds " + std::to_string(n) + " records but meta.json.records says " + std::to_string(meta.records));
   std::vector<instrument::Record> raw(n);
   if (n) std::memcpy(raw.data(), bin.data(), bin.size());
+  // Expanded whole where the records of single threads stay within the bound; past it, the
+  // warp records stay whole here and the replay expands one cluster at a time (expand_cluster).
+  uint64_t lanes = 0;
+  for (const instrument::Record& r : raw) lanes += lanes_of(r, sites);
+  compact = lanes > max_lane_records;
   std::vector<instrument::Record> records;
-  records.reserve(n);
+  records.reserve(compact ? n : lanes);
+  std::vector<instrument::Record> lanes_of_it;
   for (uint64_t i = 0; i < n; ++i) {
     const instrument::Record& r = raw[i];
     if (r.op == 0) {  // a hole: reserved, never written
@@ -321,18 +337,14 @@ std::vector<instrument::Record> parse_records(std::string_view bin, LaunchMeta& 
     if (r.op != want && r.op != kOpTensorMapLo && r.op != kOpTensorMapHi)
       bad(w + ".op", "operation " + std::to_string(r.op) + " but its site " + std::to_string(r.site) + " is operation " +
                          std::to_string(want) + " (" + std::string(instrument::to_string(sites[r.site].op)) + ")");
-    const size_t before = records.size();
     if (!(r.flags & instrument::kFlagWarp)) {
       records.push_back(r);
-    } else {
+    } else if (!compact) {
       expand_warp_record(r, sites[r.site], meta, w, records);
-    }
-    // Past the bound on records of single threads, the rest of the trace is not read: the
-    // replay lists what that skips, as for records dropped past the capacity.
-    if (records.size() > max_lane_records) {
-      records.resize(before);
-      meta.not_expanded = n - i;
-      break;
+    } else {
+      lanes_of_it.clear();  // checked now, expanded by the replay
+      expand_warp_record(r, sites[r.site], meta, w, lanes_of_it);
+      records.push_back(r);
     }
   }
   return records;
@@ -358,12 +370,40 @@ std::string read_file(const std::filesystem::path& p, bool optional, uint64_t ma
 
 }  // namespace
 
+TraceDir expand_cluster(const TraceDir& t, const std::vector<size_t>& records) {
+  TraceDir out;
+  out.dir = t.dir;
+  out.meta = t.meta;
+  out.sites = t.sites;
+  out.maps = t.maps;
+  out.module_name = t.module_name;
+  out.cta_barriers = t.cta_barriers;
+  out.max_lane_records = t.max_lane_records;
+  for (size_t k = 0; k < records.size(); ++k) {
+    const instrument::Record& r = t.records[records[k]];
+    const size_t before = out.records.size();
+    if (r.flags & instrument::kFlagWarp)
+      expand_warp_record(r, t.sites[r.site], t.meta, "trace.bin record " + std::to_string(records[k]), out.records);
+    else
+      out.records.push_back(r);
+    // Past the bound on records of single threads, the rest of the cluster is not read: the
+    // replay lists what that skips, as for records dropped past the capacity.
+    if (out.records.size() > t.max_lane_records) {
+      out.records.resize(before);
+      out.meta.not_expanded = records.size() - k;
+      break;
+    }
+  }
+  return out;
+}
+
 TraceDir parse_trace_dir(std::string_view meta_json, std::string_view trace_bin, std::string_view sites_json,
                          std::string_view maps_jsonl, uint64_t max_lane_records) {
   TraceDir t;
   t.meta = parse_meta(meta_json);
   t.sites = parse_sites(sites_json, t.cta_barriers);
-  t.records = parse_records(trace_bin, t.meta, max_lane_records, t.sites);
+  t.records = parse_records(trace_bin, t.meta, max_lane_records, t.sites, t.compact);
+  t.max_lane_records = max_lane_records;
   t.maps = parse_maps(maps_jsonl);
   return t;
 }

@@ -192,10 +192,11 @@ TEST(CheckReplay, AFailedPollThatMayPrecedeTheCompletionIsNoFinding) {
 // record a lane: the clean pipeline's consumers as four warp records (lanes 0-31 of each
 // warp, 128 threads) replay as 128 waits, and the same trace with one record a thread is the
 // same report.
-// Past the bound on records of single threads the reader stops: the records it did not read
-// are counted, the end-of-program checks are skipped (a cut trace would look deadlocked), and
-// the report says so and how to trace less.
-TEST(CheckReplay, ATraceStandingForTooManyThreadRecordsIsCutAndSaysSo) {
+// Past the bound on records of single threads, the reader keeps warp records whole and the
+// replay expands each cluster on its own; a cluster that still passes the bound is cut: the
+// records it did not read are counted, the end-of-program checks are skipped (a cut trace would
+// look deadlocked), and the report says so and how to trace less.
+TEST(CheckReplay, AClusterStandingForTooManyThreadRecordsIsCutAndSaysSo) {
   Map m;
   Trace t;
   t.encoded(m);
@@ -203,16 +204,50 @@ TEST(CheckReplay, ATraceStandingForTooManyThreadRecordsIsCutAndSaysSo) {
   for (int w = 0; w < 4; ++w)
     t.rec(kWaitParity, 0, 32 * w, {{"addr", {kBar}}, {"phaseParity", {0}}}, true).warp(0xFFFFFFFFu);
   const auto whole = tmakit::check::parse_trace_dir(t.meta_text(), t.bin(), t.sites_text(), t.maps_text());
+  EXPECT_FALSE(whole.compact);
   const uint64_t read = whole.records.size() - 64;  // room for all but the last two warps
   const auto cut = tmakit::check::parse_trace_dir(t.meta_text(), t.bin(), t.sites_text(), t.maps_text(), read);
-  EXPECT_EQ(cut.meta.not_expanded, 2u);
-  EXPECT_EQ(cut.records.size(), read);
+  EXPECT_TRUE(cut.compact);
+  EXPECT_EQ(cut.records.size(), t.size()) << "warp records kept whole";
   const auto report = tmakit::check::replay(cut);
   EXPECT_TRUE(report.findings.empty()) << tmakit::check::to_text(report);
   ASSERT_EQ(report.skipped.size(), 1u);
   EXPECT_NE(report.skipped[0].find("end-of-program checks"), std::string::npos) << report.skipped[0];
-  EXPECT_NE(report.skipped[0].find("2 records at the end of the trace were not read"), std::string::npos) << report.skipped[0];
+  EXPECT_NE(report.skipped[0].find("2 records at the end of cluster (0,0,0)'s trace were not read"), std::string::npos)
+      << report.skipped[0];
   EXPECT_TRUE(tmakit::check::replay(whole).skipped.empty());
+}
+
+// A trace whose warp records stand for more records of single threads than the bound, but
+// each of whose clusters stands for fewer, replays whole, a cluster at a time, with the same
+// findings as the trace expanded whole: here two clusters, one clean and one whose barrier is
+// armed for 16 bytes too few.
+TEST(CheckReplay, ATraceTooLargeToExpandWholeReplaysOneClusterAtATime) {
+  Map m;
+  Trace t;
+  t.meta()["grid"] = {2, 1, 1};
+  t.encoded(m);
+  for (uint32_t c = 0; c < 2; ++c) {
+    const size_t before = t.size();
+    produce(t, m, m.box_bytes() - (c == 1 ? 16 : 0), 1, 0);
+    for (int w = 0; w < 4; ++w)
+      t.rec(kWaitParity, 0, 32 * w, {{"addr", {kBar}}, {"phaseParity", {0}}}, true).warp(0xFFFFFFFFu);
+    t.in_cluster(c, t.size() - before);
+  }
+  const auto whole = tmakit::check::parse_trace_dir(t.meta_text(), t.bin(), t.sites_text(), t.maps_text());
+  ASSERT_FALSE(whole.compact);
+  const uint64_t one_cluster = whole.records.size() / 2;
+  const auto compact =
+      tmakit::check::parse_trace_dir(t.meta_text(), t.bin(), t.sites_text(), t.maps_text(), one_cluster + 1);
+  ASSERT_TRUE(compact.compact);
+  const auto a = tmakit::check::replay(whole), b = tmakit::check::replay(compact);
+  EXPECT_EQ(rules(a), rules(b)) << tmakit::check::to_text(b);
+  EXPECT_FALSE(rules(b).empty()) << "the under-armed cluster's finding";
+  EXPECT_TRUE(b.skipped.empty()) << b.skipped[0];
+  EXPECT_EQ(a.clusters_replayed, 2);
+  EXPECT_EQ(b.clusters_replayed, 2);
+  ASSERT_EQ(a.findings.size(), b.findings.size());
+  for (size_t i = 0; i < a.findings.size(); ++i) EXPECT_EQ(a.findings[i].line, b.findings[i].line) << i;
 }
 
 TEST(CheckReplay, WarpRecordsStandForEveryLaneInTheirMask) {

@@ -134,6 +134,13 @@ class Trace {
     return *this;
   }
 
+  // Moves the last `n` records to cluster (x, 0, 0) (%clusterid.x; each record's CTA keeps its rank).
+  Trace& in_cluster(uint32_t x, size_t n) {
+    for (size_t k = records_.size() - std::min(n, records_.size()); k < records_.size(); ++k) records_[k].clusterid_x = x;
+    return *this;
+  }
+  size_t size() const { return records_.size(); }
+
   // The two companion records of a tensor operation: the map's 128 bytes.
   Trace& map_bytes(int line, int cta, int thread, const std::array<uint8_t, 128>& bytes) {
     return map_bytes_at(site(line), cta, thread, bytes);

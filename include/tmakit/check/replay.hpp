@@ -64,8 +64,8 @@ struct LaunchMeta {
   // drops while others have room); absent: next - capacity, where that is positive.
   std::optional<uint64_t> dropped;
   uint64_t records_dropped() const { return dropped ? *dropped : next && *next > capacity ? *next - capacity : 0; }
-  // Set by the reader: records of trace.bin past the bound on records of single threads
-  // (kMaxLaneRecords, warp records expanded), not read.
+  // Set where a cluster's records, warp records expanded, pass the bound on records of single
+  // threads (kMaxLaneRecords): those of trace.bin past it, not read (expand_cluster).
   uint64_t not_expanded = 0;
 };
 
@@ -90,13 +90,22 @@ struct TraceDir {
   // sites.json's "cta_barriers": the instrumenter records CTA barriers (bar.sync, ...) beside the
   // ordinary shared accesses, so races between threads can be judged (older traces lack them).
   bool cta_barriers = false;
+  // Where the whole trace's records of single threads would pass the bound (max_lane_records),
+  // `records` keeps its warp records whole (kFlagWarp) and the replay expands one cluster at a
+  // time (expand_cluster): each cluster is bounded on its own.
+  bool compact = false;
+  uint64_t max_lane_records = kMaxLaneRecords;
 };
+
+// The records `records` (indices into t.records, one cluster's, in order) as a trace of their
+// own, warp records expanded, up to t.max_lane_records (past it: LaunchMeta::not_expanded).
+TraceDir expand_cluster(const TraceDir& t, const std::vector<size_t>& records);
 
 // Reads DIR/meta.json, trace.bin, sites.json and maps.jsonl (module.ptx, expect.json are not
 // needed). Throws TraceError.
 TraceDir load_trace_dir(const std::filesystem::path& dir);
-// The same from the files' bytes (tests, the fuzzer); `maps_jsonl` may be empty. Records of
-// single threads past `max_lane_records` are not read (LaunchMeta::not_expanded).
+// The same from the files' bytes (tests, the fuzzer); `maps_jsonl` may be empty.
+// `max_lane_records`: the bound on records of single threads a cluster (TraceDir::compact).
 TraceDir parse_trace_dir(std::string_view meta_json, std::string_view trace_bin, std::string_view sites_json,
                          std::string_view maps_jsonl, uint64_t max_lane_records = kMaxLaneRecords);
 
