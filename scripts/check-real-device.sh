@@ -157,7 +157,7 @@ device() {
     echo "== profile: CUTLASS 48 at 4096^3 under Nsight Compute"
     local g="$R/48_hopper_warp_specialized_gemm --m=4096 --n=4096 --k=4096 --iterations=2" run
     local ncu_args=(--clock-control none --target-processes all --kernel-name regex:device_kernel --launch-count 1)
-    for run in plain:0 recording:0 not-recording:1; do
+    for run in ${PROFILE_RUNS:-plain:0 recording:0 not-recording:1}; do
       local what=${run%%:*} skip=${run##*:} wrap=()
       [ "$what" != plain ] && wrap=("$R/tmakit" check --launches 1 --)
       echo "-- $what"
