@@ -4,7 +4,8 @@
 // (counted after warp records are expanded: the records the replay steps). The baseline beside
 // it is reading the same directory (load_trace_dir: files, JSON, records), so the ratio says
 // what the replay itself costs. TMAKIT_BENCH_TRACES (a folder of launch directories) replaces
-// the recorded set.
+// the recorded set. BM_ReplayByCluster replays them a cluster at a time, as a launch too large
+// to expand whole is.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -39,6 +40,23 @@ const std::vector<tmakit::check::TraceDir>& traces() {
   return all;
 }
 
+// The same traces read with a bound on records of threads below each one's (but above its
+// largest cluster's): warp records kept whole, each cluster expanded and replayed on its own, as
+// a launch too large to expand whole is (TraceDir::compact).
+const std::vector<tmakit::check::TraceDir>& compact_traces() {
+  static const std::vector<tmakit::check::TraceDir> all = [] {
+    std::vector<tmakit::check::TraceDir> v;
+    for (const auto& d : trace_dirs()) {
+      const auto whole = tmakit::check::load_trace_dir(d);
+      if (whole.meta.grid[0] * whole.meta.grid[1] * whole.meta.grid[2] <= whole.meta.cluster[0] * whole.meta.cluster[1] * whole.meta.cluster[2]) continue;  // one cluster
+      auto t = tmakit::check::load_trace_dir(d, whole.records.size() - 1);
+      if (t.compact) v.push_back(std::move(t));
+    }
+    return v;
+  }();
+  return all;
+}
+
 void BM_LoadTraceDir(benchmark::State& state) {
   const auto dirs = trace_dirs();
   if (dirs.empty()) return state.SkipWithError("no recorded traces (tests/vectors/check/real-*)");
@@ -65,7 +83,21 @@ void BM_Replay(benchmark::State& state) {
   state.counters["records/s"] = benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsRate);
 }
 
+void BM_ReplayByCluster(benchmark::State& state) {
+  const auto& all = compact_traces();
+  if (all.empty()) return state.SkipWithError("no recorded trace of more than one cluster (tests/vectors/check/real-*)");
+  uint64_t records = 0;
+  for (auto _ : state)
+    for (const auto& t : all) {
+      auto report = tmakit::check::replay(t);
+      records += report.records;
+      benchmark::DoNotOptimize(report.findings.data());
+    }
+  state.counters["records/s"] = benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 BENCHMARK(BM_LoadTraceDir)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Replay)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReplayByCluster)->Unit(benchmark::kMillisecond);

@@ -24,7 +24,7 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
   Report report;
   report.outcome = t.meta.outcome;
   report.kernel = t.meta.kernel;
-  report.records = t.records.size();
+  report.records = t.compact ? t.lane_records : t.records.size();  // records of threads, as replayed
   std::map<std::array<uint32_t, 3>, std::vector<size_t>> clusters;
   for (size_t i = 0; i < t.records.size(); ++i) {
     if (t.records[i].op == 0) {

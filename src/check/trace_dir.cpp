@@ -305,7 +305,8 @@ uint64_t lanes_of(const instrument::Record& r, const std::vector<instrument::Sit
 }
 
 std::vector<instrument::Record> parse_records(std::string_view bin, LaunchMeta& meta, uint64_t max_lane_records,
-                                              const std::vector<instrument::Site>& sites, bool& compact) {
+                                              const std::vector<instrument::Site>& sites, bool& compact,
+                                              uint64_t& lane_records) {
   if (bin.size() % instrument::kRecordBytes)
     bad("trace.bin", std::to_string(bin.size()) + " bytes is not a whole number of 128-byte records");
   const uint64_t n = bin.size() / instrument::kRecordBytes;
@@ -319,6 +320,7 @@ std::vector<instrument::Record> parse_records(std::string_view bin, LaunchMeta& 
   uint64_t lanes = 0;
   for (const instrument::Record& r : raw) lanes += lanes_of(r, sites);
   compact = lanes > max_lane_records;
+  lane_records = lanes;
   std::vector<instrument::Record> records;
   records.reserve(compact ? n : lanes);
   std::vector<instrument::Record> lanes_of_it;
@@ -402,13 +404,13 @@ TraceDir parse_trace_dir(std::string_view meta_json, std::string_view trace_bin,
   TraceDir t;
   t.meta = parse_meta(meta_json);
   t.sites = parse_sites(sites_json, t.cta_barriers);
-  t.records = parse_records(trace_bin, t.meta, max_lane_records, t.sites, t.compact);
+  t.records = parse_records(trace_bin, t.meta, max_lane_records, t.sites, t.compact, t.lane_records);
   t.max_lane_records = max_lane_records;
   t.maps = parse_maps(maps_jsonl);
   return t;
 }
 
-TraceDir load_trace_dir(const std::filesystem::path& dir) {
+TraceDir load_trace_dir(const std::filesystem::path& dir, uint64_t max_lane_records) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) throw TraceError(dir.string() + ": not a trace directory");
   // One file after the other, so the first missing one is the one named.
@@ -416,7 +418,7 @@ TraceDir load_trace_dir(const std::filesystem::path& dir) {
   const std::string bin = read_file(dir / "trace.bin", false, kMaxFileBytes);
   const std::string sites = read_file(dir / "sites.json", false, kMaxSitesBytes);
   const std::string maps = read_file(dir / "maps.jsonl", true, kMaxMapsBytes);
-  TraceDir t = parse_trace_dir(meta, bin, sites, maps);
+  TraceDir t = parse_trace_dir(meta, bin, sites, maps, max_lane_records);
   t.dir = dir;
   return t;
 }

@@ -4,6 +4,7 @@
 // directories; checks every one that exists.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "trace_builder.hpp"
 
@@ -52,6 +53,41 @@ TEST(CheckRecorded, EveryRecordedTraceGivesTheExpectedDiagnoses) {
     for (size_t i = 0; i < r.findings.size(); ++i)
       EXPECT_TRUE(used[i] || r.findings[i].severity != "error") << "unexpected: " << r.findings[i].rule << "\n" << text;
   }
+}
+
+// The same traces read with a bound on records of threads below their own, so that the
+// replay expands and replays one cluster at a time (TraceDir::compact), as it does a launch
+// too large to expand whole: every report is the same as the whole trace's — its findings,
+// their places, the records replayed — except for the note that says how it was read.
+TEST(CheckRecorded, ATraceReplayedAClusterAtATimeGivesTheSameReport) {
+  size_t compared = 0;
+  for (const fs::path& dir : recorded_dirs()) {
+    const auto whole = tmakit::check::load_trace_dir(dir);
+    size_t largest = 0;
+    std::map<std::array<uint32_t, 3>, size_t> per_cluster;
+    for (const auto& r : whole.records)
+      if (r.op != 0) ++per_cluster[{r.clusterid_x, r.clusterid_y, r.clusterid_z}];
+    for (const auto& [c, n] : per_cluster) largest = std::max(largest, n);
+    if (per_cluster.size() < 2 || whole.compact) continue;
+    SCOPED_TRACE(dir.string());
+    const auto by_cluster = tmakit::check::load_trace_dir(dir, largest);
+    ASSERT_TRUE(by_cluster.compact);
+    const auto a = tmakit::check::replay(whole), b = tmakit::check::replay(by_cluster);
+    EXPECT_EQ(a.records, b.records);
+    EXPECT_EQ(a.replayed, b.replayed);
+    EXPECT_EQ(a.clusters_replayed, b.clusters_replayed);
+    EXPECT_EQ(a.skipped, b.skipped);
+    ASSERT_EQ(a.findings.size(), b.findings.size()) << tmakit::check::to_text(b);
+    for (size_t i = 0; i < a.findings.size(); ++i) {
+      EXPECT_EQ(a.findings[i].rule, b.findings[i].rule) << i;
+      EXPECT_EQ(a.findings[i].file, b.findings[i].file) << i;
+      EXPECT_EQ(a.findings[i].line, b.findings[i].line) << i;
+      EXPECT_EQ(a.findings[i].severity, b.findings[i].severity) << i;
+    }
+    ++compared;
+  }
+  std::printf("tests/vectors/check: %zu recorded traces of several clusters replayed a cluster at a time\n", compared);
+  if (fs::is_directory(fs::path(TMAKIT_SOURCE_DIR) / "tests/vectors/check/ring-refill")) EXPECT_GT(compared, 0u);
 }
 
 }  // namespace

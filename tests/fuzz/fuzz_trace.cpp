@@ -1,6 +1,6 @@
 // libFuzzer target: any bytes as a trace directory (meta.json, trace.bin, sites.json,
 // maps.jsonl) parse and replay, or fail with a TraceError; never a crash, a hang or an
-// unbounded allocation. Input: four little-endian u16 lengths, then the four files' bytes in
+// unbounded allocation, whether the trace is expanded whole or a cluster at a time. Input: four little-endian u16 lengths, then the four files' bytes in
 // that order (a shorter input gives the remaining files empty).
 #include <cstdint>
 #include <cstring>
@@ -20,13 +20,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     at += take;
   }
   try {
-    auto trace = tmakit::check::parse_trace_dir(parts[0], parts[1], parts[2], parts[3]);
     tmakit::check::ReplayOptions options;
     options.max_global_bytes = 1u << 20;  // keep the fuzzer's memory bounded
     options.max_clusters = 4;
-    auto report = tmakit::check::replay(trace, options);
-    (void)tmakit::check::to_text(report);
-    (void)tmakit::check::to_json(report).dump();
+    // The whole trace expanded, and again with a bound on records of threads small enough that
+    // a trace with warp records is replayed a cluster at a time (TraceDir::compact), cut too.
+    for (uint64_t bound : {tmakit::check::kMaxLaneRecords, uint64_t{1} + data[0] % 64}) {
+      auto trace = tmakit::check::parse_trace_dir(parts[0], parts[1], parts[2], parts[3], bound);
+      auto report = tmakit::check::replay(trace, options);
+      (void)tmakit::check::to_text(report);
+      (void)tmakit::check::to_json(report).dump();
+    }
   } catch (const tmakit::check::TraceError&) {
   }
   return 0;

@@ -95,6 +95,7 @@ struct TraceDir {
   // time (expand_cluster): each cluster is bounded on its own.
   bool compact = false;
   uint64_t max_lane_records = kMaxLaneRecords;
+  uint64_t lane_records = 0;  // the records of threads the trace stands for (holes count one each)
 };
 
 // The records `records` (indices into t.records, one cluster's, in order) as a trace of their
@@ -103,7 +104,7 @@ TraceDir expand_cluster(const TraceDir& t, const std::vector<size_t>& records);
 
 // Reads DIR/meta.json, trace.bin, sites.json and maps.jsonl (module.ptx, expect.json are not
 // needed). Throws TraceError.
-TraceDir load_trace_dir(const std::filesystem::path& dir);
+TraceDir load_trace_dir(const std::filesystem::path& dir, uint64_t max_lane_records = kMaxLaneRecords);
 // The same from the files' bytes (tests, the fuzzer); `maps_jsonl` may be empty.
 // `max_lane_records`: the bound on records of single threads a cluster (TraceDir::compact).
 TraceDir parse_trace_dir(std::string_view meta_json, std::string_view trace_bin, std::string_view sites_json,
