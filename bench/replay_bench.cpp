@@ -70,9 +70,9 @@ void BM_LoadTraceDir(benchmark::State& state) {
   state.counters["records/s"] = benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsRate);
 }
 
-void BM_Replay(benchmark::State& state) {
-  const auto& all = traces();
-  if (all.empty()) return state.SkipWithError("no recorded traces (tests/vectors/check/real-*)");
+// Replays every trace of `all` each iteration, in records of threads a second.
+void replay_all(benchmark::State& state, const std::vector<tmakit::check::TraceDir>& all, const char* none) {
+  if (all.empty()) return state.SkipWithError(none);
   uint64_t records = 0;
   for (auto _ : state)
     for (const auto& t : all) {
@@ -83,17 +83,12 @@ void BM_Replay(benchmark::State& state) {
   state.counters["records/s"] = benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsRate);
 }
 
+void BM_Replay(benchmark::State& state) {
+  replay_all(state, traces(), "no recorded traces (tests/vectors/check/real-*)");
+}
+
 void BM_ReplayByCluster(benchmark::State& state) {
-  const auto& all = compact_traces();
-  if (all.empty()) return state.SkipWithError("no recorded trace of more than one cluster (tests/vectors/check/real-*)");
-  uint64_t records = 0;
-  for (auto _ : state)
-    for (const auto& t : all) {
-      auto report = tmakit::check::replay(t);
-      records += report.records;
-      benchmark::DoNotOptimize(report.findings.data());
-    }
-  state.counters["records/s"] = benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsRate);
+  replay_all(state, compact_traces(), "no recorded trace of more than one cluster (tests/vectors/check/real-*)");
 }
 
 }  // namespace
