@@ -46,10 +46,13 @@ const std::vector<tmakit::check::TraceDir>& traces() {
 const std::vector<tmakit::check::TraceDir>& compact_traces() {
   static const std::vector<tmakit::check::TraceDir> all = [] {
     std::vector<tmakit::check::TraceDir> v;
-    for (const auto& d : trace_dirs()) {
-      const auto whole = tmakit::check::load_trace_dir(d);
-      if (whole.meta.grid[0] * whole.meta.grid[1] * whole.meta.grid[2] <= whole.meta.cluster[0] * whole.meta.cluster[1] * whole.meta.cluster[2]) continue;  // one cluster
-      auto t = tmakit::check::load_trace_dir(d, whole.records.size() - 1);
+    const auto dirs = trace_dirs();
+    for (size_t i = 0; i < dirs.size(); ++i) {
+      // Read again with a bound of one record fewer than the whole: compact, and each cluster
+      // fits where there are several (one alone would be cut: left out).
+      const auto& m = traces()[i].meta;
+      if (uint64_t{m.grid[0]} * m.grid[1] * m.grid[2] <= uint64_t{m.cluster[0]} * m.cluster[1] * m.cluster[2]) continue;
+      auto t = tmakit::check::load_trace_dir(dirs[i], traces()[i].records.size() - 1);
       if (t.compact) v.push_back(std::move(t));
     }
     return v;

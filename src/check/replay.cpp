@@ -69,6 +69,10 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
                            " ran untraced");
   }
   detail::FindingSink sink(t);
+  // A compact trace: each cluster's records, warp records expanded, as a trace of their own, in a
+  // frame (the sites, maps and meta) made once.
+  std::optional<TraceDir> own;
+  if (t.compact) own = cluster_frame(t);
   for (auto& [id, records] : clusters) {
     if (report.clusters_replayed >= options.max_clusters) {
       report.notes.push_back(std::to_string(report.clusters - report.clusters_replayed) +
@@ -77,10 +81,8 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
                                " clusters: not replayed (past the first " + std::to_string(options.max_clusters) + ")");
       break;
     }
-    // A compact trace: this cluster's records, warp records expanded, as a trace of their own.
-    std::optional<TraceDir> own;
-    if (t.compact) {
-      own = expand_cluster(t, records);
+    if (own) {
+      expand_cluster(t, records, *own);
       records.resize(own->records.size());
       for (size_t i = 0; i < records.size(); ++i) records[i] = i;
     }
@@ -91,7 +93,8 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
                               std::to_string(id[0]) + "," + std::to_string(id[1]) + "," + std::to_string(id[2]) +
                               ")'s trace were not read: with warp records expanded they stand for more than " +
                               std::to_string(t.max_lane_records) +
-                              " records of single threads (tmakit check --ctas traces fewer clusters a run)";
+                              " records of single threads, the most one cluster is replayed with (a smaller launch "
+                              "of the kernel records fewer; --ctas cannot split a cluster)";
       if (!hung) report.skipped.push_back(end_checks + why);
       report.notes.push_back(why);
     }

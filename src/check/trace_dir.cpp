@@ -264,26 +264,36 @@ std::vector<EncodedMap> parse_maps(std::string_view text) {
   return maps;
 }
 
-// A warp record (trace.hpp, kFlagWarp) as the records of the lanes it stands for, in lane order:
-// each lane's linear %tid is the warp's first (the recording lane's, less its lane number) plus
-// its own lane number; everything else is the recording lane's.
-void expand_warp_record(const instrument::Record& r, const instrument::Site& site, const LaunchMeta& meta,
-                        const std::string& w, std::vector<instrument::Record>& out) {
+// A warp record's lane mask (trace.hpp, kFlagWarp), checked: its site has a place for it, it
+// holds the recording lane, and every lane is a thread of the block. `w` names the record.
+uint32_t warp_lanes(const instrument::Record& r, const instrument::Site& site, const LaunchMeta& meta,
+                    const std::string& w) {
   if (site.lanes_at == 0 || site.lanes_at + 4 > instrument::kRecordBytes)
     bad(w + ".flags", "a warp record of site " + std::to_string(r.site) + ", whose sites.json entry has no lanes_at");
   uint32_t lanes = 0;
   std::memcpy(&lanes, reinterpret_cast<const uint8_t*>(&r) + site.lanes_at, 4);
-  const uint64_t bx = meta.block[0], by = meta.block[1];
   const uint64_t linear = static_cast<uint64_t>(detail::who(r, meta).thread);
   const uint64_t lane = linear % 32, first = linear - lane;
   if (!(lanes >> lane & 1))
     bad(w + ".lanes", "the lane mask " + std::to_string(lanes) + " does not hold the recording lane " + std::to_string(lane));
-  const uint64_t threads = bx * by * meta.block[2];
-  for (uint32_t k = 0; k < 32; ++k) {
-    if (!(lanes >> k & 1)) continue;
-    if (first + k >= threads)
+  const uint64_t threads = uint64_t{meta.block[0]} * meta.block[1] * meta.block[2];
+  for (uint32_t k = 0; k < 32; ++k)
+    if ((lanes >> k & 1) && first + k >= threads)
       bad(w + ".lanes", "lane " + std::to_string(k) + " of the warp is thread " + std::to_string(first + k) +
                             ", past the block's " + std::to_string(threads) + " threads");
+  return lanes;
+}
+
+// A warp record as the records of the lanes it stands for, in lane order: each lane's linear
+// %tid is the warp's first (the recording lane's, less its lane number) plus its own lane
+// number; everything else is the recording lane's.
+void expand_warp_record(const instrument::Record& r, const instrument::Site& site, const LaunchMeta& meta,
+                        const std::string& w, std::vector<instrument::Record>& out) {
+  const uint32_t lanes = warp_lanes(r, site, meta, w);
+  const uint64_t bx = meta.block[0], by = meta.block[1];
+  const uint64_t linear = static_cast<uint64_t>(detail::who(r, meta).thread), first = linear - linear % 32;
+  for (uint32_t k = 0; k < 32; ++k) {
+    if (!(lanes >> k & 1)) continue;
     instrument::Record x = r;
     x.flags = static_cast<uint16_t>(r.flags & ~instrument::kFlagWarp);
     std::memset(reinterpret_cast<uint8_t*>(&x) + site.lanes_at, 0, 4);
@@ -294,16 +304,10 @@ void expand_warp_record(const instrument::Record& r, const instrument::Site& sit
   }
 }
 
-// The lanes a warp record stands for (its mask's bits; 1 for a record of one thread or a hole).
-uint64_t lanes_of(const instrument::Record& r, const std::vector<instrument::Site>& sites) {
-  if (r.op == 0 || !(r.flags & instrument::kFlagWarp) || r.site >= sites.size()) return 1;
-  const instrument::Site& site = sites[r.site];
-  if (site.lanes_at == 0 || site.lanes_at + 4 > instrument::kRecordBytes) return 1;  // refused when expanded
-  uint32_t lanes = 0;
-  std::memcpy(&lanes, reinterpret_cast<const uint8_t*>(&r) + site.lanes_at, 4);
-  return static_cast<uint64_t>(std::popcount(lanes));
-}
-
+// trace.bin's records, each checked, and the records of threads they stand for (a warp record
+// its lanes, any other record or a hole one). Expanded whole where those stay within the bound;
+// past it, the warp records stay whole and the replay expands one cluster at a time
+// (expand_cluster).
 std::vector<instrument::Record> parse_records(std::string_view bin, LaunchMeta& meta, uint64_t max_lane_records,
                                               const std::vector<instrument::Site>& sites, bool& compact,
                                               uint64_t& lane_records) {
@@ -315,21 +319,11 @@ std::vector<instrument::Record> parse_records(std::string_view bin, LaunchMeta& 
     bad("trace.bin", "holds " + std::to_string(n) + " records but meta.json.records says " + std::to_string(meta.records));
   std::vector<instrument::Record> raw(n);
   if (n) std::memcpy(raw.data(), bin.data(), bin.size());
-  // Expanded whole where the records of single threads stay within the bound; past it, the
-  // warp records stay whole here and the replay expands one cluster at a time (expand_cluster).
   uint64_t lanes = 0;
-  for (const instrument::Record& r : raw) lanes += lanes_of(r, sites);
-  compact = lanes > max_lane_records;
-  lane_records = lanes;
-  std::vector<instrument::Record> records;
-  records.reserve(compact ? n : lanes);
-  std::vector<instrument::Record> lanes_of_it;
   for (uint64_t i = 0; i < n; ++i) {
     const instrument::Record& r = raw[i];
-    if (r.op == 0) {  // a hole: reserved, never written
-      records.push_back(r);
-      continue;
-    }
+    ++lanes;
+    if (r.op == 0) continue;  // a hole: reserved, never written (kept)
     const std::string w = "trace.bin record " + std::to_string(i);
     if (!known_op(r.op) && r.op != kOpTensorMapLo && r.op != kOpTensorMapHi)
       bad(w + ".op", "unknown operation code " + std::to_string(r.op));
@@ -339,15 +333,19 @@ std::vector<instrument::Record> parse_records(std::string_view bin, LaunchMeta& 
     if (r.op != want && r.op != kOpTensorMapLo && r.op != kOpTensorMapHi)
       bad(w + ".op", "operation " + std::to_string(r.op) + " but its site " + std::to_string(r.site) + " is operation " +
                          std::to_string(want) + " (" + std::string(instrument::to_string(sites[r.site].op)) + ")");
-    if (!(r.flags & instrument::kFlagWarp)) {
+    if (r.flags & instrument::kFlagWarp) lanes += std::popcount(warp_lanes(r, sites[r.site], meta, w)) - 1;
+  }
+  compact = lanes > max_lane_records;
+  lane_records = lanes;
+  if (compact) return raw;
+  std::vector<instrument::Record> records;
+  records.reserve(lanes);
+  for (uint64_t i = 0; i < n; ++i) {
+    const instrument::Record& r = raw[i];
+    if (r.op != 0 && (r.flags & instrument::kFlagWarp))
+      expand_warp_record(r, sites[r.site], meta, "trace.bin record " + std::to_string(i), records);
+    else
       records.push_back(r);
-    } else if (!compact) {
-      expand_warp_record(r, sites[r.site], meta, w, records);
-    } else {
-      lanes_of_it.clear();  // checked now, expanded by the replay
-      expand_warp_record(r, sites[r.site], meta, w, lanes_of_it);
-      records.push_back(r);
-    }
   }
   return records;
 }
@@ -372,7 +370,7 @@ std::string read_file(const std::filesystem::path& p, bool optional, uint64_t ma
 
 }  // namespace
 
-TraceDir expand_cluster(const TraceDir& t, const std::vector<size_t>& records) {
+TraceDir cluster_frame(const TraceDir& t) {
   TraceDir out;
   out.dir = t.dir;
   out.meta = t.meta;
@@ -381,22 +379,27 @@ TraceDir expand_cluster(const TraceDir& t, const std::vector<size_t>& records) {
   out.module_name = t.module_name;
   out.cta_barriers = t.cta_barriers;
   out.max_lane_records = t.max_lane_records;
+  return out;
+}
+
+void expand_cluster(const TraceDir& t, const std::vector<size_t>& records, TraceDir& into) {
+  into.records.clear();
+  into.meta.not_expanded = 0;
   for (size_t k = 0; k < records.size(); ++k) {
     const instrument::Record& r = t.records[records[k]];
-    const size_t before = out.records.size();
+    const size_t before = into.records.size();
     if (r.flags & instrument::kFlagWarp)
-      expand_warp_record(r, t.sites[r.site], t.meta, "trace.bin record " + std::to_string(records[k]), out.records);
+      expand_warp_record(r, t.sites[r.site], t.meta, "trace.bin record " + std::to_string(records[k]), into.records);
     else
-      out.records.push_back(r);
+      into.records.push_back(r);
     // Past the bound on records of single threads, the rest of the cluster is not read: the
     // replay lists what that skips, as for records dropped past the capacity.
-    if (out.records.size() > t.max_lane_records) {
-      out.records.resize(before);
-      out.meta.not_expanded = records.size() - k;
+    if (into.records.size() > t.max_lane_records) {
+      into.records.resize(before);
+      into.meta.not_expanded = records.size() - k;
       break;
     }
   }
-  return out;
 }
 
 TraceDir parse_trace_dir(std::string_view meta_json, std::string_view trace_bin, std::string_view sites_json,

@@ -87,7 +87,9 @@ TEST(CheckRecorded, ATraceReplayedAClusterAtATimeGivesTheSameReport) {
     ++compared;
   }
   std::printf("tests/vectors/check: %zu recorded traces of several clusters replayed a cluster at a time\n", compared);
-  if (fs::is_directory(fs::path(TMAKIT_SOURCE_DIR) / "tests/vectors/check/ring-refill")) EXPECT_GT(compared, 0u);
+  if (fs::is_directory(fs::path(TMAKIT_SOURCE_DIR) / "tests/vectors/check/ring-refill")) {
+    EXPECT_GT(compared, 0u);
+  }
 }
 
 }  // namespace

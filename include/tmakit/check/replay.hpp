@@ -98,9 +98,13 @@ struct TraceDir {
   uint64_t lane_records = 0;  // the records of threads the trace stands for (holes count one each)
 };
 
-// The records `records` (indices into t.records, one cluster's, in order) as a trace of their
-// own, warp records expanded, up to t.max_lane_records (past it: LaunchMeta::not_expanded).
-TraceDir expand_cluster(const TraceDir& t, const std::vector<size_t>& records);
+// The trace `t` without its records: what each cluster's records go into (expand_cluster), made
+// once for a replay rather than once a cluster.
+TraceDir cluster_frame(const TraceDir& t);
+// Puts the records `records` (indices into t.records, one cluster's, in order) into
+// `into.records` in place of those it had, warp records expanded, up to t.max_lane_records (past
+// it: into.meta.not_expanded, else 0).
+void expand_cluster(const TraceDir& t, const std::vector<size_t>& records, TraceDir& into);
 
 // Reads DIR/meta.json, trace.bin, sites.json and maps.jsonl (module.ptx, expect.json are not
 // needed). Throws TraceError.
