@@ -121,8 +121,9 @@ std::string map_cache(const std::string& prefix, int slot);
 std::vector<std::string> clear_map_cache(const std::string& prefix, int entries);
 
 // What a function with sites begins with: `.reg` lines declaring the banks `regs` counts (and
-// those it uses itself), the thread's failed-poll count (emit_site), set to 0, the lane registers, and the lane words: the ticket counter looked up, the map cache of
-// `map_entries` entries empty.
+// those it uses itself), the thread's failed-poll count (emit_site), set to 0, the lane
+// registers, and the lane words: the ticket counter looked up, the map cache of `map_entries`
+// entries empty.
 std::vector<std::string> function_prologue(RegCounts regs, const std::string& prefix, int map_entries = 0);
 
 // The failed-poll count: the thread's polls of waits that returned false since its last

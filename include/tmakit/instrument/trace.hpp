@@ -117,9 +117,10 @@ inline constexpr uint16_t kFlagMapCached = 4;
 
 // One record, as the device writes it (little-endian, 128 bytes, 128-byte aligned), and as
 // trace.bin holds it. The ids (bytes 8..31) the device writes in a chunk's header only (op
-// lane_ids), zero in the records after it; the host fills them in. The values are the instruction's operands in the order the table lists them; where each
-// sits (offset, element size and count) is in the site table (`OUT.sites.json`), so the
-// record needs no per-form decoding rules beyond that:
+// lane_ids), zero in the records after it; the host fills them in. The values are the
+// instruction's operands in the order the table lists them; where each sits (offset, element
+// size and count) is in the site table (`OUT.sites.json`), so the record needs no per-form
+// decoding rules beyond that:
 //   - a scalar operand takes 8 bytes, written with its register's width (16, 32 or 64 bits)
 //     or the table's width for an immediate; the rest stays 0;
 //   - an address operand (`[reg+imm]`, `[var]`) is the address the instruction uses, in its
