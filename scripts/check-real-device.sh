@@ -18,7 +18,8 @@
 #        launches at 512 for tests/vectors/check/real-*); GEMM_SIZE (default 1024) the CUTLASS problem
 #        size; "profile": Nsight Compute on CUTLASS 48 at 4096^3, plain and traced (and the SASS of
 #        the cubins in .gpupack/sass, where carried); "compare": CUTLASS 48 traced under the build in
-#        .gpupack/base and this one, in turn. Each ring run is judged against
+#        .gpupack/base (B), .gpupack/exp (E, where carried) and this one (N), in turn (COMPARE_ROUNDS, default 2; 4096^3 once); "warmth": each of
+#        CUTLASS 48's launches timed alone by Nsight Compute, plain and traced. Each ring run is judged against
 #        tests/gpu/check/ring/ring_expect.py (the rule at the
 #        source's `// at:TAG` line) and the mutant drivers judge theirs: the log says AS EXPECTED or
 #        DIFFERENT, and the last lines count them.
@@ -128,16 +129,34 @@ device() {
     # an instrumentation change is judged against its baseline in the same run.
     echo "== compare: CUTLASS 48 traced, .gpupack/base (B) against this build (N)"
     local size round b
-    cp "$R"/libfmt* .gpupack/base/ 2>/dev/null
+    cp "$R"/libfmt* .gpupack/base/ 2>/dev/null; [ -d .gpupack/exp ] && cp "$R"/libfmt* .gpupack/exp/ 2>/dev/null
     for size in $n 4096; do
       echo "-- ${size}^3 plain: $("$R/48_hopper_warp_specialized_gemm" --m=$size --n=$size --k=$size --iterations=10 | grep 'Avg runtime')"
-      for round in 1 2; do
-        for b in B N; do
-          local dir=$R; [ $b = B ] && dir=$ROOT/.gpupack/base
+      for round in $(seq "${COMPARE_ROUNDS:-2}"); do
+        [ $size = 4096 ] && [ $round -gt 1 ] && break  # a replay of 35 M records of threads each: once
+        for b in B E N; do
+          local dir=$R; [ $b = B ] && dir=$ROOT/.gpupack/base; [ $b = E ] && dir=$ROOT/.gpupack/exp
+          [ -x "$dir/tmakit" ] || continue
           echo "-- ${size}^3 $b round $round: $(timeout -k 5 120 "$dir/tmakit" check --timeout 10 --launches 1 -- \
             "$R/48_hopper_warp_specialized_gemm" --m=$size --n=$size --k=$size --iterations=2 2>&1 |
             grep -E 'device_kernel.*traced|Disposition' | sed -E 's/.*(<<<.*)/\1/' | tr '\n' ' ')"
         done
+      done
+    done
+  fi
+  if [[ $parts == *" warmth "* ]] && command -v ncu >/dev/null; then
+    # Each launch's own time, first (cold: code, descriptors and caches) and later ones, plain and
+    # traced, taken the same way (Nsight Compute's kernel duration, clocks and caches left as they
+    # are): the traced/plain ratio free of launch overhead and of a first launch against warm ones.
+    echo "== warmth: CUTLASS 48's launches one by one, plain and traced (ms)"
+    local size what wrap
+    local ncu_args=(--clock-control none --cache-control none --target-processes all --kernel-name regex:device_kernel
+                    --launch-count 3 --metrics gpu__time_duration.sum)
+    for size in $n 4096; do
+      for what in plain traced; do
+        wrap=(); [ $what = traced ] && wrap=("$R/tmakit" check --timeout 20 --launches $([ $size = 4096 ] && echo 2 || echo 3) --)
+        echo "-- ${size}^3 $what: $(timeout -k 5 200 ncu "${ncu_args[@]}" "${wrap[@]}" "$R/48_hopper_warp_specialized_gemm" \
+          --m=$size --n=$size --k=$size --iterations=2 2>&1 | awk '/gpu__time_duration/ {print $2, $3}' | tr '\n' ' ')"
       done
     done
   fi

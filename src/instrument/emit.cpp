@@ -139,13 +139,14 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   }
 
   // A ticket for each record (three for a tensor operation: its map's two halves, then its
-  // own, consecutive in the order), one atomic a writing lane; past the capacity nothing is
-  // written (the counter still counts). Its answer is read at the lane's next recorded site
-  // (flush_ticket), not here. The lanes executing the site together are the active mask, so
-  // the `.sync` instructions below wait for no one else.
+  // own, consecutive in the order), from the lane's reservation (trace.hpp); past the capacity
+  // nothing is written (counter 1 counts the record). The reservation's answer is read at the
+  // lane's next recorded site (flush_ticket), not here. The lanes executing the site together
+  // are the active mask, so the `.sync` instructions below wait for no one else.
   const int records = plan.map ? 3 : 1;
   const std::string head_reg = w.d(next_d++);  // the record's first 8 bytes, where they vary
   const uint32_t warp_at = lanes_at(plan);
+  const std::string shared_record = w.p(18);  // a warp record standing for more than one lane
   const std::string uniform = w.p(4);
   // A wait's failed polls are counted, not recorded: only the kFailedPollRecorded-th since the
   // thread's last successful wait is (a hung thread polls for good, so its last record is that
@@ -250,6 +251,16 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
         l.push_back("and.pred " + uniform + ", " + uniform + ", " + same + ";");
       }
       l.push_back(compared + ":");
+      // A warp record stands for every voter: its ticket must be above each voter's earlier
+      // ones and below their later ones, and the voters' reservations were taken at other
+      // times. So where it stands for more than one lane, the writer reserves afresh (above
+      // every ticket handed out so far) and the other voters' reservations end (their next
+      // records reserve afresh, above it). (Without this, a lane's store recorded alone under
+      // a reservation newer than the writer's followed the fence the warp recorded after it.)
+      l.push_back("not.pred " + shared_record + ", " + alone + ";");
+      l.push_back("and.pred " + shared_record + ", " + shared_record + ", " + uniform + ";");
+      l.push_back("setp.ne.and.u32 " + w.p(6) + ", " + rank + ", 0, " + shared_record + ";");
+      l.push_back("@" + w.p(6) + " or.b32 " + lane.pending + ", " + lane.pending + ", " + std::to_string(kPendingEnded) + ";");
       // Only the lowest voter writes a warp record; the others write nothing.
       l.push_back("setp.eq.u32 " + same + ", " + rank + ", 0;");
       l.push_back("not.pred " + w.p(6) + ", " + uniform + ";");
@@ -260,11 +271,36 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // before the register takes the next one: the atomic that answers it was issued at the
     // lane's last recorded site, a whole record ago, so this store rarely waits for it. A site
     // that records nothing leaves it pending.
-    for (const std::string& f : flush_ticket(prefix, w.d(next_d), w.d(next_d + 1), w.p(12))) l.push_back(f);
-    // Each writing lane takes its tickets (three for a tensor operation) with an atomic of its
-    // own, whose answer it reads at its next recorded site. (One atomic for the warp, shared out
-    // with a shuffle, made every lane wait for the answer at once.)
-    l.push_back("@" + on + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + n + ";");
+    const std::string flush_slot = w.r(next_r++), flush_ticket_reg = w.r(next_r++);
+    for (const std::string& f : flush_ticket(prefix, w.d(next_d), w.d(next_d + 1), flush_slot, flush_ticket_reg, w.p(12)))
+      l.push_back(f);
+    // Each writing lane takes its tickets (three for a tensor operation) from its reservation,
+    // and reserves kTicketReservation afresh with an atomic of its own where the reservation
+    // has too few left, or the site acquires (a wait's record, written after it returned: its
+    // ticket must be above those of the arrives it saw). The answer is read at the lane's next
+    // recorded site. (One atomic for the warp, shared out with a shuffle, made every lane wait
+    // for the answer at once; one atomic a record, eight CTAs of a cluster on one counter, was
+    // 40 % of a CUTLASS GEMM's traced time.)
+    const std::string reserve = w.p(15), R = std::to_string(kTicketReservation);
+    // `place`: this record's first ticket's place in the reservation, the last record's place
+    // plus its tickets (the pending word, LaneRegisters).
+    const std::string place = w.r(next_r++);
+    if (reserves_afresh(plan)) {
+      l.push_back("mov.pred " + reserve + ", " + on + ";");
+      l.push_back("mov.u32 " + place + ", 0;");
+    } else {
+      l.push_back("bfe.u32 " + place + ", " + lane.pending + ", " + std::to_string(kPendingPlaceAt) + ", 3;");
+      l.push_back("bfe.u32 " + flush_slot + ", " + lane.pending + ", " + std::to_string(kPendingThreeAt) + ", 1;");
+      l.push_back("mad.lo.u32 " + place + ", " + flush_slot + ", 2, " + place + ";");
+      l.push_back("add.u32 " + place + ", " + place + ", 1;");
+      l.push_back("add.u32 " + flush_slot + ", " + place + ", " + n + ";");
+      l.push_back("setp.gt.u32 " + reserve + ", " + flush_slot + ", " + R + ";");
+      l.push_back("setp.lt.or.s32 " + reserve + ", " + lane.pending + ", 0, " + reserve + ";");  // ended
+      if (warp_at) l.push_back("or.pred " + reserve + ", " + reserve + ", " + shared_record + ";");  // a shared record
+      l.push_back("and.pred " + reserve + ", " + reserve + ", " + on + ";");
+      l.push_back("@" + reserve + " mov.u32 " + place + ", 0;");
+    }
+    l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
     // A tensor operation writes its map's halves only where this site of the lane's last read
     // another map address (trace.hpp): the function's map cache, in local memory, holds the
     // address each such site last wrote the halves for (0: none since the function began or
@@ -310,8 +346,22 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
     l.push_back("setp.lt.and.u64 " + write + ", " + slot + ", " + capacity + ", " + on + ";");
     l.push_back("mad.lo.u64 " + rec + ", " + slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
-    l.push_back("@" + write + " mov.u32 " + lane.pending + ", " + lane.slot + ";");
+    // Pending: the slot, and above it the ticket's place in the reservation.
+    l.push_back("selp.b32 " + flush_slot + ", " + lane.slot + ", " + std::to_string(kPendingNone) + ", " + write + ";");
+    l.push_back("shl.b32 " + flush_ticket_reg + ", " + place + ", " + std::to_string(kPendingPlaceAt) + ";");
+    l.push_back("or.b32 " + flush_slot + ", " + flush_slot + ", " + flush_ticket_reg + ";");
+    if (records == 3) l.push_back("or.b32 " + flush_slot + ", " + flush_slot + ", " + std::to_string(1u << kPendingThreeAt) + ";");
+    l.push_back("@" + on + " mov.u32 " + lane.pending + ", " + flush_slot + ";");
     l.push_back("@" + on + " add.u32 " + lane.slot + ", " + lane.slot + ", " + slots + ";");
+    // A record past the capacity is counted (counter 1), not written.
+    const std::string over = w.p(16);
+    const std::string counted = "$" + prefix + "_counted_" + std::to_string(id);
+    l.push_back("setp.ge.and.u64 " + over + ", " + slot + ", " + capacity + ", " + on + ";");
+    l.push_back("vote.sync.any.pred " + w.p(17) + ", " + over + ", " + mask + ";");
+    l.push_back("@!" + w.p(17) + " bra.uni " + counted + ";");
+    l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
+    l.push_back("@" + over + " red.global.add.u32 [" + counters + "+" + std::to_string(4 * kDroppedCounter) + "], " + n + ";");
+    l.push_back(counted + ":");
   }
   if (warp_at) {
     rec_lines.push_back("and.pred " + w.p(5) + ", " + write + ", " + uniform + ";");
@@ -358,8 +408,18 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   rec_lines.push_back(skip + ":");
   if (!plan.wait_result.empty())  // a poll that ran: its guard held (taken before it, which may write it)
     rec_lines.push_back((plan.guard.empty() ? "" : "@" + w.p(13) + " ") + "add.u32 " + polls + ", " + polls + ", 1;");
+  // A barrier orders the lane after the other threads at it: its later records reserve afresh.
+  if (ends_reservation(plan.op))
+    for (const std::string& l : end_reservation(prefix)) c.after.insert(c.after.begin(), l);
   c.regs = w.regs();
   return c;
+}
+
+bool reserves_afresh(const Plan& plan) { return !plan.wait_result.empty() || plan.op == TraceOp::shared_load; }
+
+bool ends_reservation(TraceOp op) {
+  return op == TraceOp::bar_sync || op == TraceOp::bar_red || op == TraceOp::cluster_wait ||
+         op == TraceOp::fence_proxy_other;  // fence.proxy.tensormap's acquire, among others
 }
 
 bool writes_map_once(const Plan& plan) {

@@ -40,20 +40,29 @@ LaneRegisters lane_registers(const std::string& prefix) {
 }
 
 std::vector<std::string> flush_ticket(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
-                                      const std::string& p_pending) {
+                                      const std::string& r_slot, const std::string& r_ticket, const std::string& p_pending) {
   const LaneRegisters lane = lane_registers(prefix);
-  return {"setp.ne.u32 " + p_pending + ", " + lane.pending + ", " + std::to_string(kNoTicket) + ";",
-          "@" + p_pending + " ld.const.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
-          "@" + p_pending + " mad.wide.u32 " + d_at + ", " + lane.pending + ", 4, " + d_tickets + ";",
-          "@" + p_pending + " st.global.u32 [" + d_at + "], " + lane.ticket + ";",
-          "mov.u32 " + lane.pending + ", " + std::to_string(kNoTicket) + ";"};
+  const std::string at = "@" + p_pending + " ";
+  return {"and.b32 " + r_slot + ", " + lane.pending + ", " + std::to_string(kPendingSlotMask) + ";",
+          "setp.ne.u32 " + p_pending + ", " + r_slot + ", " + std::to_string(kPendingNone) + ";",
+          at + "ld.const.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
+          at + "bfe.u32 " + r_ticket + ", " + lane.pending + ", " + std::to_string(kPendingPlaceAt) + ", 3;",
+          at + "add.u32 " + r_ticket + ", " + r_ticket + ", " + lane.ticket + ";",
+          at + "mad.wide.u32 " + d_at + ", " + r_slot + ", 4, " + d_tickets + ";",
+          at + "st.global.u32 [" + d_at + "], " + r_ticket + ";",
+          "or.b32 " + lane.pending + ", " + lane.pending + ", " + std::to_string(kPendingNone) + ";"};
+}
+
+std::vector<std::string> end_reservation(const std::string& prefix) {
+  return {"or.b32 " + lane_registers(prefix).pending + ", " + lane_registers(prefix).pending + ", " +
+          std::to_string(kPendingEnded) + ";"};
 }
 
 Code function_exit(const std::string& prefix) {
   Writer w(prefix);
   Code c;
   c.before.push_back("// " + prefix + ": the last record's ticket, before the function returns");
-  for (const std::string& l : flush_ticket(prefix, w.d(0), w.d(1), w.p(0))) c.before.push_back(l);
+  for (const std::string& l : flush_ticket(prefix, w.d(0), w.d(1), w.r(0), w.r(1), w.p(0))) c.before.push_back(l);
   c.regs = w.regs();
   return c;
 }
@@ -102,7 +111,7 @@ std::vector<std::string> function_prologue(RegCounts regs, const std::string& pr
   out.push_back(".local .align 8 .b64 " + prefix + "_lane[" + std::to_string(kLaneMaps + map_entries) + "];");
   out.push_back("mov.u32 " + polls_register(prefix) + ", 0;");
   out.push_back("mov.u32 " + lane.ticket + ", 0;");
-  out.push_back("mov.u32 " + lane.pending + ", " + std::to_string(kNoTicket) + ";");
+  out.push_back("mov.u32 " + lane.pending + ", " + std::to_string(kPendingNone | kPendingEnded) + ";");  // none; no reservation
   out.push_back("mov.u32 " + lane.slot + ", 0;");  // no chunk yet: the first record takes one
   for (const std::string& l : setup) out.push_back(l);
   for (const std::string& l : clear_map_cache(prefix, map_entries)) out.push_back(l);

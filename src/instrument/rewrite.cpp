@@ -4,6 +4,7 @@
 // itself (every compiler output in tests/corpus/); otherwise they go on its line between
 // `/*tmakit:*/` and `/*:tmakit*/`, so they can always be told from the original.
 #include <algorithm>
+#include <array>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -137,6 +138,19 @@ bool moves_shared_async(TraceOp op) {
   }
 }
 
+// An instruction that can order its thread after other threads without being recorded: a
+// barrier, a fence, an atomic or an acquire (or volatile) load, a warp's exchange of values, a
+// wait, a call (the callee may do any of these). The lane's ticket reservation ends after it
+// (trace.hpp, Order). Where it is a site (a traced barrier or wait), the site's own code does.
+bool orders_after_others(std::string_view mn) {
+  const std::string_view op = mn.substr(0, mn.find('.'));
+  if (op == "ld") return mn.find(".acquire") != std::string_view::npos || mn.find(".volatile") != std::string_view::npos;
+  if (op == "mbarrier") return mn.find("_wait") != std::string_view::npos;
+  return op == "bar" || op == "barrier" || op == "membar" || op == "fence" || op == "atom" || op == "red" ||
+         op == "shfl" || op == "vote" || op == "elect" || op == "match" || op == "redux" || op == "call" ||
+         op == "griddepcontrol";
+}
+
 // `call[.uni] [(ret),] callee, (args)[, proto];`: notes the callee ("%r…" or an unknown name:
 // anything may happen there). printf, assert and the device heap issue no bulk copies.
 void note_call(const ptx::Statement& s, FunctionFacts& f) {
@@ -238,6 +252,9 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   // (function, offset after it) of each instruction past which a tensor map may have other bytes
   // for the same address: a tensormap fence or change, a call (the callee may make one).
   std::vector<std::pair<size_t, size_t>> map_changes;
+  // (function, begin, end) of each instruction that can order its thread after others: where it
+  // is not a site itself, the lane's ticket reservation ends after it (trace.hpp, Order).
+  std::vector<std::array<size_t, 3>> orderings;
   size_t next_fn = 0, current = SIZE_MAX;
   bool addressed = false, pending_header = false;
   std::string header;
@@ -290,6 +307,7 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     else if (mn.starts_with("fence.proxy.tensormap") || mn.starts_with("tensormap.") || mn == "call" ||
              mn == "call.uni")
       map_changes.push_back({current, end});
+    if (orders_after_others(p.statement.mnemonic())) orderings.push_back({current, begin, end});
     const std::string where = file + ":" + std::to_string(p.statement.line) + ":" + std::to_string(p.statement.column);
     auto plan = detail::plan_site(p, fn.symbols, ops, out.diags, where);
     if (!plan) continue;
@@ -302,6 +320,7 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   std::vector<detail::RegCounts> fn_regs(m.module.functions.size());
   std::vector<bool> has_site(m.module.functions.size(), false);
   std::vector<int> map_entries(m.module.functions.size(), 0);
+  std::set<size_t> site_begins;
   for (Pending& s : pending) {
     // CTA barriers go with the shared accesses: what they order, for the race check, is those.
     const bool shared_access = s.plan.op == TraceOp::shared_store || s.plan.op == TraceOp::shared_load ||
@@ -312,6 +331,7 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     detail::Code code = detail::emit_site(s.plan, id, prefix, map_slot);
     fn_regs[s.fn].at_least(code.regs);
     has_site[s.fn] = true;
+    site_begins.insert(s.begin);
     splice.before(s.begin, code.before);
     splice.after(s.end, code.after, splice.indentation(s.begin));
     Site site;
@@ -336,6 +356,8 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     }
   for (const auto& [f, offset] : map_changes)
     if (map_entries[f]) splice.after(offset, detail::clear_map_cache(prefix, map_entries[f]), "\t");
+  for (const auto& [f, begin, end] : orderings)
+    if (has_site[f] && !site_begins.count(begin)) splice.after(end, detail::end_reservation(prefix), "\t");
   for (size_t f = 0; f < fn_open.size(); ++f)
     if (fn_open[f] && has_site[f])
       splice.after(fn_open[f], detail::function_prologue(fn_regs[f], prefix, map_entries[f]), "\t");

@@ -102,6 +102,13 @@ uint32_t lanes_at(const Plan& plan);
 // of a site with a map has its halves).
 Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map_slot = -1);
 
+// A site whose record takes a fresh reservation of tickets (trace.hpp): a wait (its record is
+// written after it returned) and an ordinary shared load (a flag another thread set, maybe).
+bool reserves_afresh(const Plan& plan);
+// A site whose instruction ends the lane's reservation (it orders the lane after others): CTA
+// and cluster barriers, and the fences outside the table of forms (a tensormap acquire).
+bool ends_reservation(TraceOp op);
+
 // A tensor operation (load, store, reduction, prefetch) writes its map's halves once a lane,
 // site and map address (trace.hpp), through an entry of its function's map cache.
 bool writes_map_once(const Plan& plan);
@@ -131,18 +138,34 @@ std::vector<std::string> function_prologue(RegCounts regs, const std::string& pr
 std::string polls_register(const std::string& prefix);
 inline constexpr uint32_t kFailedPollRecorded = 16;
 
-// A lane's registers for its records (trace.hpp): the ticket of its last record (the answer of
-// an atomic still in flight, maybe), the slot that record is in (kNoTicket: none pending), and
-// its next free slot (a multiple of kChunkRecords: its chunk is full, or it has none).
+// A lane's registers for its records (trace.hpp): the first ticket of its reservation (the
+// answer of an atomic still in flight, maybe), its pending word, and its next free slot (a
+// multiple of kChunkRecords: its chunk is full, or it has none). The pending word, so that the
+// reservation costs no register of its own (a fifth one held across the function made a
+// producer held to 40 registers spill): bits 0..26 the slot of the lane's last record whose
+// ticket is still to be written (kPendingNone: none), bits 27..29 that record's place in the
+// reservation, bit 30 set where it took three tickets, bit 31 set where the reservation ended
+// (or none was taken yet). The next free place is the last record's plus its tickets.
 struct LaneRegisters {
   std::string ticket, pending, slot;
 };
 LaneRegisters lane_registers(const std::string& prefix);
+// A pending slot is below the capacity (at most 2^26), so the none value is no slot.
+inline constexpr uint32_t kPendingSlotMask = (1u << 27) - 1, kPendingNone = kPendingSlotMask;
+inline constexpr uint32_t kPendingPlaceAt = 27, kPendingThreeAt = 30, kPendingEnded = 1u << 31;
+static_assert(kTicketReservation <= 8, "a reservation's places fit the three bits above the slot");
 
-// Lines that write the lane's pending ticket to its slot's ticket word, if one is pending; they
-// use the two 64-bit registers and the predicate given.
+// Lines that write the lane's pending ticket (its reservation's first plus its place) to its
+// slot's ticket word, if one is pending; they use the two 64-bit and two 32-bit registers and
+// the predicate given.
 std::vector<std::string> flush_ticket(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
-                                      const std::string& p_pending);
+                                      const std::string& r_slot, const std::string& r_ticket, const std::string& p_pending);
+
+// What ends the lane's reservation: its next record reserves afresh. After a CTA or cluster
+// barrier, and after any instruction the trace does not hold that can order the lane after
+// other threads (rewrite.cpp), so that no later record of the lane takes a ticket reserved
+// before it.
+std::vector<std::string> end_reservation(const std::string& prefix);
 
 // What goes before each `ret` and `exit` of a function with sites: the pending ticket's write.
 Code function_exit(const std::string& prefix);

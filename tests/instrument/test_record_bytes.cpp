@@ -74,7 +74,19 @@ struct Warp {
     return r;
   }
   uint32_t chunks() const { return counters[0]; }
-  uint32_t made(int cluster = 0) const { return counters[2 + cluster]; }
+  // Tickets the clusters' lanes reserved (trace.hpp: kTicketReservation at a time).
+  uint32_t reserved(int cluster = 0) const { return counters[2 + cluster]; }
+  // Records made: those written (a tensor operation three, with its map's halves or without)
+  // and those counted past the capacity (counter 1).
+  size_t made() const {
+    size_t n = counters[1];
+    for (size_t s = 0; s < tickets.size(); ++s) {
+      const Record r = record(s);
+      if (r.op == 0 || r.op == static_cast<uint16_t>(TraceOp::lane_ids)) continue;
+      n += (r.flags & instrument::kFlagMapCached) ? 3 : 1;
+    }
+    return n;
+  }
   // A slot's record with the ids of its chunk's header (trace.hpp: the chunk's first slot).
   Record with_ids(size_t slot) const {
     Record r = record(slot), header = record(slot - slot % instrument::kChunkRecords);
@@ -240,17 +252,28 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         const uint64_t addr = val(l, ops[1].substr(1, ops[1].size() - 2));
         ASSERT_TRUE(addr >= kCountersAt && addr % 4 == 0 && (addr - kCountersAt) / 4 < w.counters.size()) << line;
         uint32_t& counter = w.counters[(addr - kCountersAt) / 4];
-        ASSERT_NE(addr, kCountersAt + 4) << "counter 1 is unused: " << line;
+        ASSERT_NE(addr, kCountersAt + 4) << "counter 1 counts the records dropped, with red: " << line;
         r[ops[0]] = counter;
         counter += static_cast<uint32_t>(v(2));
+      } else if (op == "red.global.add.u32") {  // [reg+4]: counter 1, the records dropped
+        const auto [base, off] = at(ops[0]);
+        const uint64_t addr = r[base] + off;
+        ASSERT_EQ(addr, kCountersAt + 4) << line;
+        w.counters[1] += static_cast<uint32_t>(v(1));
       } else if (op.rfind("setp.", 0) == 0) {
-        static const std::regex setp(R"(setp\.(ne|eq|lt|le|ge|gt)(?:\.(and|or))?\.[us](32|64))");
+        static const std::regex setp(R"(setp\.(ne|eq|lt|le|ge|gt)(?:\.(and|or))?\.([us])(32|64))");
         std::smatch s;
         ASSERT_TRUE(std::regex_match(op, s, setp)) << line;
         uint64_t a = v(1), b = v(2);
-        if (s[3] == "32") a &= 0xFFFFFFFF, b &= 0xFFFFFFFF;
-        bool c = s[1] == "ne" ? a != b : s[1] == "eq" ? a == b : s[1] == "lt" ? a < b : s[1] == "ge" ? a >= b
-               : s[1] == "gt" ? a > b : a <= b;
+        if (s[4] == "32") a &= 0xFFFFFFFF, b &= 0xFFFFFFFF;
+        if (s[3] == "s" && s[4] == "32") {  // signed: as 64-bit two's complement
+          a = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(a)));
+          b = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(b)));
+        }
+        const bool sgn = s[3] == "s";
+        auto lt = [&](uint64_t x, uint64_t y) { return sgn ? static_cast<int64_t>(x) < static_cast<int64_t>(y) : x < y; };
+        bool c = s[1] == "ne" ? a != b : s[1] == "eq" ? a == b : s[1] == "lt" ? lt(a, b) : s[1] == "ge" ? !lt(a, b)
+               : s[1] == "gt" ? lt(b, a) : !lt(b, a);
         if (s[2] == "and") c = c && v(3);
         if (s[2] == "or") c = c || v(3);
         r[ops[0]] = c;
@@ -262,6 +285,12 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = !v(1);
       } else if (op == "or.b64") {
         r[ops[0]] = v(1) | v(2);
+      } else if (op == "or.b32") {
+        r[ops[0]] = (v(1) | v(2)) & 0xFFFFFFFF;
+      } else if (op == "shl.b32") {
+        r[ops[0]] = (v(1) << v(2)) & 0xFFFFFFFF;
+      } else if (op == "bfe.u32") {  // bfe d, a, pos, len
+        r[ops[0]] = (v(1) & 0xFFFFFFFF) >> v(2) & ((1ull << v(3)) - 1);
       } else if (op == "cvt.u32.u16") {
         r[ops[0]] = v(1) & 0xFFFF;
       } else if (op == "activemask.b32") {
@@ -457,7 +486,8 @@ TEST(InstrumentRecordBytes, ATicketIsWrittenAtTheLanesNextSite) {
   run(w, in.exit());  // nothing pending: nothing written again
   EXPECT_EQ(w.tickets[3], instrument::kNoTicket);
   EXPECT_EQ(w.tickets[0], instrument::kNoTicket) << "a chunk's header has no ticket";
-  EXPECT_EQ(w.made(), 9u);
+  EXPECT_EQ(w.made(), 2u);
+  EXPECT_EQ(w.reserved(), 7 + instrument::kTicketReservation) << "one reservation for both";
 }
 
 // A lane's chunk holds its header and kChunkRecords - 1 records: the record after them takes a
@@ -497,8 +527,9 @@ TEST(InstrumentRecordBytes, ALaneTakesANewChunkWhenItsOwnIsFull) {
   EXPECT_EQ(order.back().op, static_cast<uint16_t>(TraceOp::mbar_init));
 }
 
-// Each recording lane reserves its own tickets: they follow on from where the counter stood (in
-// lane order here, where the lanes' atomics land in that order), each lane's records in a chunk
+// Each recording lane reserves its own tickets (kTicketReservation at a time): they follow on
+// from where the counter stood (in lane order here, where the lanes' atomics land in that
+// order), each lane's records in a chunk
 // of its own; lanes whose guard is false write nothing; past the capacity nothing is written but
 // the counter still counts every record. Where every recording lane's values agree, one warp record stands for
 // them all: the lowest lane's ids, kFlagWarp, the lanes' mask at the site's lanes_at.
@@ -523,13 +554,15 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
       run(w, lines_of_site(in.r.text, kWait));
       run(w, in.exit());
       const size_t n = same ? 1 : voters.size();
-      ASSERT_EQ(w.made(), start + n);
+      ASSERT_EQ(w.made(), n);
+      EXPECT_EQ(w.reserved(), start + n * instrument::kTicketReservation) << "a reservation a writing lane";
       EXPECT_EQ(w.chunks(), n) << "a chunk a writing lane";
       const std::vector<Record> order = w.in_order();
       ASSERT_EQ(order.size(), n);
       for (size_t i = 0; i < n; ++i) {
         const Record& r = order[i];
-        EXPECT_EQ(w.tickets[i * instrument::kChunkRecords + 1], start + i) << i;
+        // Each writing lane's own reservation, taken in lane order here.
+        EXPECT_EQ(w.tickets[i * instrument::kChunkRecords + 1], start + i * instrument::kTicketReservation) << i;
         EXPECT_EQ(r.op, static_cast<uint16_t>(TraceOp::mbar_try_wait)) << i;
         EXPECT_EQ(r.tid_x, voters[i]) << i;
         EXPECT_EQ((r.flags & instrument::kFlagWarp) != 0, same) << i;
@@ -609,6 +642,36 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
   run(off, in.exit());
   EXPECT_EQ(off.made(), 0u);
   EXPECT_EQ(off.chunks(), 0u);
+}
+
+// A warp record stands for each of its voters, so the order puts it after each voter's earlier
+// records and before its later ones, whichever lane's reservation is older: its writer reserves
+// afresh and the other voters' next records do. Lane 0 records alone, lane 1 alone (a newer
+// reservation), both (one warp record), then each alone again.
+TEST(InstrumentRecordBytes, AWarpRecordStandsBetweenEachVotersEarlierAndLaterRecords) {
+  Instrumented in;
+  Warp w(2, kRoom);
+  run(w, in.prologue());
+  auto record_in = [&](bool lane0, bool lane1) {
+    w.regs[0]["%p2"] = lane0, w.regs[1]["%p2"] = lane1;
+    run(w, lines_of_site(in.r.text, kInit));
+  };
+  record_in(true, false);   // lane 0's first: slot 1 (its chunk is chunk 0)
+  record_in(false, true);   // lane 1's first: slot C + 1
+  record_in(true, true);    // the warp record: lane 0 writes it, at slot 2
+  record_in(false, true);   // lane 1's next: slot C + 2
+  record_in(true, false);   // lane 0's next: slot 3
+  run(w, in.exit());
+  constexpr uint32_t C = instrument::kChunkRecords;
+  ASSERT_EQ(w.made(), 5u);
+  uint32_t lanes = 0;
+  std::memcpy(&lanes, w.mem.data() + 2 * instrument::kRecordBytes + in.r.sites[kInit].lanes_at, 4);
+  ASSERT_EQ(lanes, 3u) << "slot 2 is the warp record of both lanes";
+  for (size_t s : {1u, 2u, 3u, C + 1, C + 2}) ASSERT_NE(w.tickets[s], instrument::kNoTicket) << s;
+  EXPECT_LT(w.tickets[1], w.tickets[2]) << "lane 0: its first record, then the warp's";
+  EXPECT_LT(w.tickets[2], w.tickets[3]) << "lane 0: the warp's record, then its next";
+  EXPECT_LT(w.tickets[C + 1], w.tickets[2]) << "lane 1: its first record, then the warp's";
+  EXPECT_LT(w.tickets[2], w.tickets[C + 2]) << "lane 1: the warp's record, then its next";
 }
 
 // Where no lane of the warp records, the record's work is branched around: a failed poll not
@@ -749,30 +812,33 @@ TEST(InstrumentRecordBytes, OnlyTheClustersOfWord3Record) {
 TEST(InstrumentRecordBytes, EachClusterTakesTicketsFromItsOwnCounter) {
   Instrumented in;
   auto counters_after = [&](uint32_t cluster, int inits) {
-    Warp w(2, kRoom, 3);
+    Warp w(1, kRoom, 3);  // one lane: its records share one reservation (a warp record of
+                          // several lanes reserves afresh: AWarpRecordStandsBetween...)
     w.words[3] = 4 | uint64_t{8} << 32;  // --ctas 4-7: cluster 4 is the first traced
-    for (int l = 0; l < 2; ++l) {
+    for (int l = 0; l < 1; ++l) {
       w.regs[l]["%p2"] = 1;
       w.regs[l]["%clusterid.x"] = cluster, w.regs[l]["%nclusterid.x"] = 8, w.regs[l]["%nclusterid.y"] = 1;
     }
     run(w, in.prologue());
     for (int i = 0; i < inits; ++i) run(w, lines_of_site(in.r.text, kInit));
     run(w, in.exit());
-    // One lane wrote them all (warp records), in its one chunk, in program order.
+    // The lane wrote them all, in its one chunk, in program order.
     EXPECT_EQ(w.chunks(), 1u);
     EXPECT_EQ(w.slots_written(), static_cast<size_t>(inits));
     for (int s = 0; s < inits; ++s) EXPECT_EQ(w.tickets[1 + s], static_cast<uint32_t>(s)) << s;
     return std::vector<uint32_t>(w.counters.begin() + 2, w.counters.end());
   };
-  EXPECT_EQ(counters_after(6, 2), (std::vector<uint32_t>{0, 0, 2}));  // cluster 6, the third traced
-  EXPECT_EQ(counters_after(4, 1), (std::vector<uint32_t>{1, 0, 0}));  // cluster 4, the first
-  EXPECT_EQ(counters_after(7, 3), (std::vector<uint32_t>{0, 0, 3}));  // the fourth: on the last
+  // One reservation of kTicketReservation tickets from the cluster's own counter.
+  constexpr uint32_t R = instrument::kTicketReservation;
+  EXPECT_EQ(counters_after(6, 2), (std::vector<uint32_t>{0, 0, R}));  // cluster 6, the third traced
+  EXPECT_EQ(counters_after(4, 1), (std::vector<uint32_t>{R, 0, 0}));  // cluster 4, the first
+  EXPECT_EQ(counters_after(7, 3), (std::vector<uint32_t>{0, 0, R}));  // the fourth: on the last
 }
 
 // A tensor operation writes its map's halves where its site last read another map address (or
 // none since the function began, or since a tensormap fence of the thread's): else only its own
-// record, flagged kFlagMapCached, in one slot. It takes three tickets either way, the first at
-// its first slot.
+// record, flagged kFlagMapCached, in one slot. It takes three tickets of the lane's reservation
+// either way, the first at its first slot.
 TEST(InstrumentRecordBytes, ATensorOperationWritesItsMapOnceASiteAndAddress) {
   Instrumented in;
   Warp w(1, kRoom);
@@ -801,7 +867,12 @@ TEST(InstrumentRecordBytes, ATensorOperationWritesItsMapOnceASiteAndAddress) {
   EXPECT_EQ(w.record(12).flags, 0);
   run(w, in.exit());
   EXPECT_EQ(w.made(), 16u);
-  const uint32_t first_tickets[][2] = {{1, 0}, {4, 3}, {5, 6}, {8, 9}, {9, 12}, {10, 13}};
+  // Reservations of kTicketReservation (8): the first two operations take 0..5 of the first; the
+  // third needs three more than it has left, so it reserves 8..15; the fourth takes 11..13, the
+  // fence 14, and ends the reservation (a tensormap fence orders the lane after others): the
+  // last operation reserves 16.
+  static_assert(instrument::kTicketReservation == 8);
+  const uint32_t first_tickets[][2] = {{1, 0}, {4, 3}, {5, 8}, {8, 11}, {9, 14}, {10, 16}};
   for (const auto& [slot, ticket] : first_tickets) EXPECT_EQ(w.tickets[slot], ticket) << "slot " << slot;
   // Lanes that disagree: the whole warp writes the halves where any lane must.
   Warp two(2, kRoom);

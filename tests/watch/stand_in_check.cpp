@@ -138,8 +138,8 @@ abi::CUresult launch(void* f) {
     const uint64_t n = bytes.size() / 128;
     // As the lanes that made them would (trace.hpp): each thread's records in chunks of its
     // own, 63 after the chunk's header (op 31, the thread's ids; the records' own ids zero),
-    // tickets 0.. in the recorded order; the counters: chunks taken, then the first cluster's
-    // tickets. Chunks past the capacity are counted, not written.
+    // tickets 0.. in the recorded order; the counters: chunks taken, the records dropped, then
+    // the first cluster's tickets. Chunks past the capacity are counted, their records too.
     auto* tickets = reinterpret_cast<uint32_t*>(m->trace[2]);
     auto* counters = reinterpret_cast<uint32_t*>(m->trace[4]);
     auto* slots = reinterpret_cast<unsigned char*>(m->trace[0]);
@@ -156,7 +156,10 @@ abi::CUresult launch(void* f) {
       const auto& mine = by_thread[t];
       for (size_t k = 0; k < mine.size(); k += 63, ++chunk) {
         const uint64_t first = chunk * 64;
-        if (first + 64 > m->trace[1]) continue;
+        if (first + 64 > m->trace[1]) {  // past the capacity: counted in counter 1, not written
+          counters[1] += static_cast<uint32_t>(std::min<size_t>(mine.size() - k, 63));
+          continue;
+        }
         unsigned char* header = slots + first * 128;
         std::memset(header, 0, 128);
         std::memcpy(header + kIdsAt, bytes.data() + mine[k] * 128 + kIdsAt, kIdsBytes);

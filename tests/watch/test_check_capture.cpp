@@ -341,10 +341,11 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
     ASSERT_EQ(s.driver.memcpy_htod(w[4], h.counters.data(), h.counters.size() * 4), 0);
   };
   ByHand h = two_lanes_and_a_cluster();
-  h.counters[3] = 3;  // cluster 1 made three records; two were dropped
+  h.counters[3] = 3;  // cluster 1 made three records; two were dropped past the capacity
+  h.counters[tmakit::instrument::kDroppedCounter] = 2;
   write(h);
   EXPECT_TRUE(t->written().empty());  // not yet on the host
-  EXPECT_EQ(t->read_next(), std::optional<uint64_t>(10));
+  EXPECT_EQ(t->read_next(), std::optional<uint64_t>(10));  // the tickets reserved
   ASSERT_TRUE(t->collect(tmakit::check::LaunchEnd::finished, 1, &why)) << why;
   expect_sites_in_order(t->written(), kTwoLanesRecords);
   EXPECT_EQ(t->made(), std::optional<uint64_t>(10));
@@ -407,7 +408,7 @@ TEST(CheckCapture, ChunksPastTheCapacityAreDropped) {
   h.put(1, in_cluster(1, 10, 0), 0);
   h.put(2, in_cluster(2, 10, 0), 1);
   for (uint32_t i = 0; i < C - 1; ++i) h.put(C + 1 + i, in_cluster(3 + i, 11, 2), i);
-  h.counters = {5, 0, 2, 0, C + 4, 0};
+  h.counters = {5, 5, 2, 0, C + 4, 0};  // counter 1: the five records past the capacity
   ASSERT_EQ(s.driver.memcpy_htod(w[0], h.slots.data(), 2 * C * sizeof(Record)), 0);
   ASSERT_EQ(s.driver.memcpy_htod(w[2], h.tickets.data(), 2 * C * 4), 0);
   ASSERT_EQ(s.driver.memcpy_htod(w[4], h.counters.data(), h.counters.size() * 4), 0);

@@ -97,8 +97,9 @@ class TraceBuffer {
   // why) when they cannot be read: a fault in device memory, or a copy that failed or did not
   // finish; then written() is empty.
   bool collect(LaunchEnd end, double wait_s, std::string* why);
-  // The tickets the launch's clusters have taken so far: every record it made, kept or dropped
-  // (device memory: only after the launch finished, never during a hang); nullopt when unreadable.
+  // The tickets the launch's clusters have reserved so far: at least every record it made, kept
+  // or dropped (lanes reserve them eight at a time; device memory: only after the launch
+  // finished, never during a hang); nullopt when unreadable. made() counts the records.
   std::optional<uint64_t> read_next();
   // The same, as the last collect() read it.
   std::optional<uint64_t> made() const { return collected_ ? std::optional<uint64_t>(made_) : std::nullopt; }

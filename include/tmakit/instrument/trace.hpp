@@ -16,8 +16,9 @@ namespace tmakit::instrument {
 //   [2] the address of the tickets: one 32-bit word a record slot, kNoTicket until written
 //   [3] the clusters traced (`tmakit check --ctas`): linear %clusterid in [low 32 bits, high 32
 //       bits); 0 traces every cluster. A launch without clusters has one CTA a cluster.
-//   [4] the address of the counters, 32-bit words: [0] the next chunk, [1] 0, [2 + k] the
-//       tickets the k-th traced cluster (by linear %clusterid less the first traced) handed out
+//   [4] the address of the counters, 32-bit words: [0] the next chunk, [1] the records made
+//       but not written (past the capacity), [2 + k] the tickets the k-th traced cluster (by
+//       linear %clusterid less the first traced) handed out
 //   [5] how many ticket counters word 4 has (a cluster past them counts on the last)
 //
 // Where a record goes and where it stands in the order are apart, so that writing one never
@@ -30,11 +31,18 @@ namespace tmakit::instrument {
 //     records after it leave their id fields zero, and the host fills them from the header.
 //     A lane's records fill its chunk in program order. Slots a chunk leaves unused stay zero
 //     (op none). Chunks past the capacity are counted, their records not written.
-//   - Order: each lane that writes a record takes its tickets from its cluster's counter with
-//     an atom.add of its own, so tickets are a total order of a cluster's records, as one
-//     counter's indices are. The ticket is written to the record slot's ticket word at the
-//     lane's next recorded site, just before its next atomic (or before it returns), when the
-//     atomic has long answered; a record whose ticket never came (the lane faulted or hung
+//   - Order: each lane that writes a record reserves kTicketReservation tickets from its
+//     cluster's counter with an atom.add of its own, and its records take them in turn until
+//     they run out or the lane acquires: a wait's record (written after the wait returned)
+//     reserves afresh, and a CTA or cluster barrier, and any instruction the trace does not
+//     hold that can order the lane after other threads (bar.warp.sync, shfl, vote, elect,
+//     match, redux, fences, atomics, acquire or volatile loads, a call), ends the lane's
+//     reservation. A warp record of several lanes (which stands for each) is written under a
+//     fresh reservation, and ends the other lanes' reservations. So a record's ticket is above
+//     those of every record that happens before it. Tickets are a total order of a cluster's
+//     records, with gaps (tickets reserved and never used). The ticket is written to the record
+//     slot's ticket word at the lane's next recorded site (or before it returns), when the
+//     atomic has mostly answered; a record whose ticket never came (the lane faulted or hung
 //     right after it) follows the ticketed ones of its cluster. A tensor operation takes
 //     three tickets, for its map's two halves and its own record, whether or not it writes the
 //     halves: a lane writes them where the same site last read another map address (or none
@@ -44,7 +52,7 @@ namespace tmakit::instrument {
 //     slot and the host gives the next two the next two tickets; not written, the operation's
 //     record has the first ticket, and the host gives it the third.
 // The host orders a cluster's records by ticket (TraceBuffer::written); the replay needs the
-// order within a cluster only. A counter's count less the records kept is what was dropped.
+// order within a cluster only. Counter 1 counts the records made past the capacity.
 inline constexpr std::string_view kTraceSymbol = "__tmakit_trace";
 inline constexpr size_t kTraceWords = 6;
 inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceTicketsWord = 2, kTraceClustersWord = 3,
@@ -54,8 +62,11 @@ inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceTic
 // record on per-cluster counters); a lane that records once still takes 8 KiB of the buffer.
 inline constexpr uint32_t kChunkRecords = 64;
 inline constexpr uint32_t kNoTicket = 0xFFFFFFFF;
-// Counter words before the first cluster's (word 4): the next chunk, then one unused.
-inline constexpr size_t kTicketCountersAt = 2;
+// Counter words before the first cluster's (word 4): the next chunk, then the records dropped.
+inline constexpr size_t kTicketCountersAt = 2, kDroppedCounter = 1;
+// Tickets a lane reserves at once (Order, above): a pipeline's producer takes those of a
+// k-block's wait, arrive and two tensor copies (1 + 1 + 3 + 3) with one atomic.
+inline constexpr uint32_t kTicketReservation = 8;
 
 // What a record reports. Numbered for good: recorded traces keep their meaning.
 enum class TraceOp : uint16_t {

@@ -419,8 +419,13 @@ bool TraceBuffer::collect(LaunchEnd end, double wait_s, std::string* why) {
   if (slots && (!copy(records_.device, slots * instrument::kRecordBytes, records.data()) ||
                 !copy(tickets_.device, slots * 4, tickets.data())))
     return lost(failed);
+  // Records made: those in the slots (a tensor operation three, its halves written or not) and
+  // those counted past the capacity (counter 1). Tickets are reserved eight at a time, so their
+  // count says only that at most that many were made (trace.hpp).
+  made_ = counters.size() > instrument::kDroppedCounter ? counters[instrument::kDroppedCounter] : 0;
+  for (const Record& r : records)
+    if (r.op != 0 && !is(r, TraceOp::lane_ids)) made_ += (r.flags & instrument::kFlagMapCached) ? 3 : 1;
   copied_ = in_ticket_order(records.data(), tickets.data(), slots);
-  made_ = tickets_taken(counters);
   used_chunks_ = chunks;
   collected_ = true;
   return true;

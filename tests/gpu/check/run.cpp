@@ -193,7 +193,10 @@ int run_case(const Case& c, bool clean, double timeout, const std::string& ptx, 
     std::printf("observed: %s: %s\n", status == 5 ? "launch refused" : "kernel faulted", info.driver_result.c_str());
   }
   if (trace) {
-    info.next = status == 0 ? trace->read_next() : std::nullopt;  // a device copy: never during a hang
+    // The records made (those in the slots and those counted past the capacity): read after the
+    // launch finished, never during a hang.
+    std::string lost;
+    if (status == 0 && trace->collect(tmakit::check::LaunchEnd::finished, 10, &lost)) info.next = trace->made();
     tmakit::check::write_trace_dir(capture->dir, info, *trace, capture->sites_json, maps_log,
                                    capture->instrumented_ptx);
     const size_t written = trace->written().size();
@@ -252,7 +255,8 @@ int run_overhead(const std::string& plain_ptx, const std::string& instrumented_p
   for (int i = 0; i < iterations; ++i) tp.push_back(time(plain)), ti.push_back(time(traced));
   std::sort(tp.begin(), tp.end()), std::sort(ti.begin(), ti.end());
   const double p = tp[tp.size() / 2], t = ti[ti.size() / 2];
-  auto next = trace->read_next();
+  std::string lost;
+  auto next = trace->collect(tmakit::check::LaunchEnd::finished, 10, &lost) ? trace->made() : std::nullopt;
   std::printf("overhead: copy_tiles %ux%u float32 (%d tiles of 32x32, 132 CTAs x %u threads), median of %d: "
               "plain %.3f ms, instrumented (%s) %.3f ms, ratio %.2fx; last run's records: %llu (capacity %zu)\n",
               side, side, tiles * tiles, kThreads, iterations, p, label.c_str(), t, t / p,
