@@ -16,7 +16,9 @@
 #        tests/gpu/check/cutlass_mutants.py, docs/check-seeded.md; "triton-mutants": the seeded bugs
 #        in the Triton tutorials' kernels, tests/gpu/check/triton_tutorial_mutants.py; small: whole
 #        launches at 512 for tests/vectors/check/real-*); GEMM_SIZE (default 1024) the CUTLASS problem
-#        size; "profile": Nsight Compute on CUTLASS 48 at 4096^3, plain and traced (and the SASS of
+#        size; "profile": Nsight Compute on CUTLASS 48 at PROFILE_SIZE^3 (default 4096), plain and traced
+#        (PROFILE_RUNS: what:launches-skipped, what plain, recording, not-recording, or base-… for the
+#        build in .gpupack/base; and the SASS of
 #        the cubins in .gpupack/sass, where carried); "compare": CUTLASS 48 traced under the build in
 #        .gpupack/base (B), .gpupack/exp (E, where carried) and this one (N), in turn (COMPARE_ROUNDS, default 2; 4096^3 once); "warmth": each of
 #        CUTLASS 48's launches timed alone by Nsight Compute, plain and traced. Each ring run is judged against
@@ -173,12 +175,14 @@ device() {
     # 4096^3 launch plain, under check recording (launch 0, checked) and not recording (launch 1,
     # past --launches 1): its duration and instructions, and the SASS lines with most stall
     # samples (.gpupack/top_stalls.py when carried). The counters' names are checked first.
-    echo "== profile: CUTLASS 48 at 4096^3 under Nsight Compute"
-    local g="$R/48_hopper_warp_specialized_gemm --m=4096 --n=4096 --k=4096 --iterations=2" run
+    echo "== profile: CUTLASS 48 at ${PROFILE_SIZE:-4096}^3 under Nsight Compute"
+    local size=${PROFILE_SIZE:-4096}
+    local g="$R/48_hopper_warp_specialized_gemm --m=$size --n=$size --k=$size --iterations=2" run
     local ncu_args=(--clock-control none --target-processes all --kernel-name regex:device_kernel --launch-count 1)
     for run in ${PROFILE_RUNS:-plain:0 recording:0 not-recording:1}; do
       local what=${run%%:*} skip=${run##*:} wrap=()
       [ "$what" != plain ] && wrap=("$R/tmakit" check --launches 1 --)
+      [[ $what == base-* ]] && wrap=("$ROOT/.gpupack/base/tmakit" check --launches 1 --)  # the build before
       echo "-- $what"
       timeout -k 5 240 ncu "${ncu_args[@]}" --launch-skip "$skip" --metrics gpu__time_duration.sum,smsp__inst_executed.sum,smsp__cycles_active.avg \
         "${wrap[@]}" $g 2>&1 | grep -E "gpu__time|inst_executed|cycles_active|ERROR" | head -6
