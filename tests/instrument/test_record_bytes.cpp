@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <map>
 #include <regex>
+#include <sstream>
 
 #include "helpers.hpp"
 #include "tmakit/instrument/instrument.hpp"
@@ -488,6 +489,60 @@ TEST(InstrumentRecordBytes, ATicketIsWrittenAtTheLanesNextSite) {
   EXPECT_EQ(w.tickets[0], instrument::kNoTicket) << "a chunk's header has no ticket";
   EXPECT_EQ(w.made(), 2u);
   EXPECT_EQ(w.reserved(), 7 + instrument::kTicketReservation) << "one reservation for both";
+}
+
+// An instruction the trace does not hold that can order the lane after other threads (a warp's
+// exchange of values, an atomic, an acquire or volatile load, a fence, bar.warp.sync) ends the
+// lane's reservation right after it (trace.hpp, Order: the lane's next record reserves afresh);
+// an ordinary load, store or arithmetic does not.
+TEST(InstrumentRecordBytes, AnInstructionThatOrdersTheLaneAfterOthersEndsItsReservation) {
+  const char* module = R"(.version 8.6
+.target sm_90a
+.address_size 64
+
+.visible .entry k(.param .u64 p)
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<12>;
+	.reg .b64 %rd<4>;
+	.shared .align 8 .b64 bar[1];
+	ld.param.u64 %rd1, [p];
+	@%p2 mbarrier.init.shared::cta.b64 [bar], 32;
+	shfl.sync.idx.b32 %r1, %r2, 0, 31, -1;
+	elect.sync %r3|%p1, -1;
+	atom.global.add.u32 %r4, [%rd1], 1;
+	ld.acquire.gpu.global.u32 %r5, [%rd1];
+	ld.global.u32 %r6, [%rd1];
+	add.u32 %r7, %r6, 1;
+	bar.warp.sync -1;
+	fence.acq_rel.gpu;
+	st.global.u32 [%rd1], %r7;
+	vote.sync.any.pred %p3, %p2, -1;
+	ld.volatile.global.u32 %r8, [%rd1];
+	red.global.add.u32 [%rd1], 1;
+	ret;
+}
+)";
+  const Instrumented in(module);
+  ASSERT_EQ(in.r.status, 0);
+  ASSERT_EQ(in.r.sites.size(), 1u);
+  const std::string ended = "or.b32 %__tmakit_pending, %__tmakit_pending, " + std::to_string(1u << 31) + ";";
+  const std::map<std::string, bool> ends = {
+      {"ld.param.u64", false}, {"shfl.sync", true}, {"elect.sync", true}, {"atom.global", true},
+      {"ld.acquire", true},    {"ld.global", false}, {"add.u32 %r7", false}, {"bar.warp.sync", true},
+      {"fence.acq_rel", true}, {"st.global", false}, {"vote.sync", true},    {"ld.volatile", true},
+      {"red.global", true}};
+  std::vector<std::string> lines;
+  std::istringstream text(in.r.text);
+  for (std::string l; std::getline(text, l);) lines.push_back(l.substr(std::min(l.size(), l.find_first_not_of(" \t"))));
+  size_t seen = 0;
+  for (size_t i = 0; i + 1 < lines.size(); ++i)
+    for (const auto& [start, want] : ends)
+      if (lines[i].rfind(start, 0) == 0 && lines[i].find("__tmakit") == std::string::npos) {  // the module's own
+        ++seen;
+        EXPECT_EQ(lines[i + 1] == ended, want) << lines[i] << " is followed by: " << lines[i + 1];
+      }
+  EXPECT_EQ(seen, ends.size());
 }
 
 // A lane's chunk holds its header and kChunkRecords - 1 records: the record after them takes a
