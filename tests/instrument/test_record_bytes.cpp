@@ -10,6 +10,7 @@
 #include <cstring>
 #include <algorithm>
 #include <map>
+#include <random>
 #include <regex>
 #include <sstream>
 
@@ -727,6 +728,54 @@ TEST(InstrumentRecordBytes, AWarpRecordStandsBetweenEachVotersEarlierAndLaterRec
   EXPECT_LT(w.tickets[2], w.tickets[3]) << "lane 0: the warp's record, then its next";
   EXPECT_LT(w.tickets[C + 1], w.tickets[2]) << "lane 1: its first record, then the warp's";
   EXPECT_LT(w.tickets[2], w.tickets[C + 2]) << "lane 1: the warp's record, then its next";
+}
+
+// The order the tickets give keeps each lane's program order, whatever mix of records it makes:
+// on its own (alone, or lanes whose values differ), in a warp record standing for several lanes
+// (written by another lane, from another reservation), after a wait. Random runs of inits and
+// waits by random subsets of a warp's four lanes (the others diverged); for each lane, the
+// records that stand for it, step by step, must have rising tickets.
+TEST(InstrumentRecordBytes, TicketsKeepEachLanesProgramOrderWhateverTheMixOfRecords) {
+  Instrumented in;
+  std::mt19937 rng(20261127);
+  constexpr int kLanes = 4;
+  for (int trial = 0; trial < 300; ++trial) {
+    Warp w(kLanes, 64 * instrument::kChunkRecords);
+    for (int l = 0; l < kLanes; ++l) w.regs[l]["%p2"] = 1, w.regs[l]["%p3"] = 1, w.regs[l]["%r1"] = 0;
+    run(w, in.prologue());
+    std::vector<std::vector<size_t>> slots_of(kLanes);  // each lane's records, in its program order
+    std::vector<bool> written(w.tickets.size(), false);
+    const int steps = 5 + static_cast<int>(rng() % 30);
+    for (int step = 0; step < steps; ++step) {
+      uint32_t who = 0;
+      while (who == 0) who = rng() % (1u << kLanes);
+      const bool wait = rng() % 3 == 0;
+      const bool differ = rng() % 4 == 0;  // each lane its own parity: one record a lane
+      for (int l = 0; l < kLanes; ++l) w.active[l] = (who >> l) & 1, w.regs[l]["%r1"] = differ ? l & 1 : 0;
+      run(w, lines_of_site(in.r.text, wait ? kWait : kInit));
+      // The new records: each stands for its lanes (a warp record's mask, else its writer).
+      for (size_t s = 0; s < w.tickets.size(); ++s) {
+        const Record r = w.record(s);
+        if (written[s] || r.op == 0 || r.op == static_cast<uint16_t>(TraceOp::lane_ids)) continue;
+        written[s] = true;
+        uint32_t lanes = 0;
+        if (r.flags & instrument::kFlagWarp)
+          std::memcpy(&lanes, w.mem.data() + s * instrument::kRecordBytes + in.r.sites[wait ? kWait : kInit].lanes_at, 4);
+        else
+          lanes = 1u << w.with_ids(s).tid_x;
+        for (int l = 0; l < kLanes; ++l)
+          if ((lanes >> l) & 1) slots_of[l].push_back(s);
+      }
+    }
+    for (int l = 0; l < kLanes; ++l) w.active[l] = true;
+    run(w, in.exit());
+    for (int l = 0; l < kLanes; ++l)
+      for (size_t k = 1; k < slots_of[l].size(); ++k) {
+        const size_t a = slots_of[l][k - 1], b = slots_of[l][k];
+        ASSERT_NE(w.tickets[a], instrument::kNoTicket) << "trial " << trial;
+        ASSERT_LT(w.tickets[a], w.tickets[b]) << "trial " << trial << ", lane " << l << ": slot " << a << " then " << b;
+      }
+  }
 }
 
 // Where no lane of the warp records, the record's work is branched around: a failed poll not
