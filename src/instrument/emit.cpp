@@ -260,7 +260,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("not.pred " + shared_record + ", " + alone + ";");
       l.push_back("and.pred " + shared_record + ", " + shared_record + ", " + uniform + ";");
       l.push_back("setp.ne.and.u32 " + w.p(6) + ", " + rank + ", 0, " + shared_record + ";");
-      l.push_back("@" + w.p(6) + " or.b32 " + lane.pending + ", " + lane.pending + ", " + std::to_string(kPendingEnded) + ";");
+      for (const std::string& e : end_reservation(prefix, w.p(6))) l.push_back(e);
       // Only the lowest voter writes a warp record; the others write nothing.
       l.push_back("setp.eq.u32 " + same + ", " + rank + ", 0;");
       l.push_back("not.pred " + w.p(6) + ", " + uniform + ";");
@@ -271,8 +271,11 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // before the register takes the next one: the atomic that answers it was issued at the
     // lane's last recorded site, a whole record ago, so this store rarely waits for it. A site
     // that records nothing leaves it pending.
-    const std::string flush_slot = w.r(next_r++), flush_ticket_reg = w.r(next_r++);
-    for (const std::string& f : flush_ticket(prefix, w.d(next_d), w.d(next_d + 1), flush_slot, flush_ticket_reg, w.p(12)))
+    // `scratch` and `scratch2` hold the flushed slot and ticket, then the reservation's and the
+    // pending word's parts below (one pair of virtual registers throughout: more made ptxas
+    // spill more in CUTLASS's producer, held to 40 registers).
+    const std::string scratch = w.r(next_r++), scratch2 = w.r(next_r++);
+    for (const std::string& f : flush_ticket(prefix, w.d(next_d), w.d(next_d + 1), scratch, scratch2, w.p(12)))
       l.push_back(f);
     // Each writing lane takes its tickets (three for a tensor operation) from its reservation,
     // and reserves kTicketReservation afresh with an atomic of its own where the reservation
@@ -289,12 +292,15 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("mov.pred " + reserve + ", " + on + ";");
       l.push_back("mov.u32 " + place + ", 0;");
     } else {
-      l.push_back("bfe.u32 " + place + ", " + lane.pending + ", " + std::to_string(kPendingPlaceAt) + ", 3;");
-      l.push_back("bfe.u32 " + flush_slot + ", " + lane.pending + ", " + std::to_string(kPendingThreeAt) + ", 1;");
-      l.push_back("mad.lo.u32 " + place + ", " + flush_slot + ", 2, " + place + ";");
+      const std::string& three = scratch;  // the last record took three tickets
+      const std::string& past = scratch;   // one past this record's tickets
+      l.push_back("bfe.u32 " + place + ", " + lane.pending + ", " + std::to_string(kPendingPlaceAt) + ", " +
+                  std::to_string(kPendingPlaceBits) + ";");
+      l.push_back("bfe.u32 " + three + ", " + lane.pending + ", " + std::to_string(kPendingThreeAt) + ", 1;");
+      l.push_back("mad.lo.u32 " + place + ", " + three + ", 2, " + place + ";");
       l.push_back("add.u32 " + place + ", " + place + ", 1;");
-      l.push_back("add.u32 " + flush_slot + ", " + place + ", " + n + ";");
-      l.push_back("setp.gt.u32 " + reserve + ", " + flush_slot + ", " + R + ";");
+      l.push_back("add.u32 " + past + ", " + place + ", " + n + ";");
+      l.push_back("setp.gt.u32 " + reserve + ", " + past + ", " + R + ";");
       l.push_back("setp.lt.or.s32 " + reserve + ", " + lane.pending + ", 0, " + reserve + ";");  // ended
       if (warp_at) l.push_back("or.pred " + reserve + ", " + reserve + ", " + shared_record + ";");  // a shared record
       l.push_back("and.pred " + reserve + ", " + reserve + ", " + on + ";");
@@ -347,11 +353,12 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("setp.lt.and.u64 " + write + ", " + slot + ", " + capacity + ", " + on + ";");
     l.push_back("mad.lo.u64 " + rec + ", " + slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
     // Pending: the slot, and above it the ticket's place in the reservation.
-    l.push_back("selp.b32 " + flush_slot + ", " + lane.slot + ", " + std::to_string(kPendingNone) + ", " + write + ";");
-    l.push_back("shl.b32 " + flush_ticket_reg + ", " + place + ", " + std::to_string(kPendingPlaceAt) + ";");
-    l.push_back("or.b32 " + flush_slot + ", " + flush_slot + ", " + flush_ticket_reg + ";");
-    if (records == 3) l.push_back("or.b32 " + flush_slot + ", " + flush_slot + ", " + std::to_string(1u << kPendingThreeAt) + ";");
-    l.push_back("@" + on + " mov.u32 " + lane.pending + ", " + flush_slot + ";");
+    const std::string &pending = scratch, &place_bits = scratch2;
+    l.push_back("selp.b32 " + pending + ", " + lane.slot + ", " + std::to_string(kPendingNone) + ", " + write + ";");
+    l.push_back("shl.b32 " + place_bits + ", " + place + ", " + std::to_string(kPendingPlaceAt) + ";");
+    l.push_back("or.b32 " + pending + ", " + pending + ", " + place_bits + ";");
+    if (records == 3) l.push_back("or.b32 " + pending + ", " + pending + ", " + std::to_string(1u << kPendingThreeAt) + ";");
+    l.push_back("@" + on + " mov.u32 " + lane.pending + ", " + pending + ";");
     l.push_back("@" + on + " add.u32 " + lane.slot + ", " + lane.slot + ", " + slots + ";");
     // A record past the capacity is counted (counter 1), not written.
     const std::string over = w.p(16);

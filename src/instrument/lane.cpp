@@ -46,15 +46,17 @@ std::vector<std::string> flush_ticket(const std::string& prefix, const std::stri
   return {"and.b32 " + r_slot + ", " + lane.pending + ", " + std::to_string(kPendingSlotMask) + ";",
           "setp.ne.u32 " + p_pending + ", " + r_slot + ", " + std::to_string(kPendingNone) + ";",
           at + "ld.const.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
-          at + "bfe.u32 " + r_ticket + ", " + lane.pending + ", " + std::to_string(kPendingPlaceAt) + ", 3;",
+          at + "bfe.u32 " + r_ticket + ", " + lane.pending + ", " + std::to_string(kPendingPlaceAt) + ", " +
+              std::to_string(kPendingPlaceBits) + ";",
           at + "add.u32 " + r_ticket + ", " + r_ticket + ", " + lane.ticket + ";",
           at + "mad.wide.u32 " + d_at + ", " + r_slot + ", 4, " + d_tickets + ";",
           at + "st.global.u32 [" + d_at + "], " + r_ticket + ";",
           "or.b32 " + lane.pending + ", " + lane.pending + ", " + std::to_string(kPendingNone) + ";"};
 }
 
-std::vector<std::string> end_reservation(const std::string& prefix) {
-  return {"or.b32 " + lane_registers(prefix).pending + ", " + lane_registers(prefix).pending + ", " +
+std::vector<std::string> end_reservation(const std::string& prefix, const std::string& p_guard) {
+  const std::string pending = lane_registers(prefix).pending;
+  return {(p_guard.empty() ? "" : "@" + p_guard + " ") + "or.b32 " + pending + ", " + pending + ", " +
           std::to_string(kPendingEnded) + ";"};
 }
 

@@ -152,8 +152,8 @@ struct LaneRegisters {
 LaneRegisters lane_registers(const std::string& prefix);
 // A pending slot is below the capacity (at most 2^26), so the none value is no slot.
 inline constexpr uint32_t kPendingSlotMask = (1u << 27) - 1, kPendingNone = kPendingSlotMask;
-inline constexpr uint32_t kPendingPlaceAt = 27, kPendingThreeAt = 30, kPendingEnded = 1u << 31;
-static_assert(kTicketReservation <= 8, "a reservation's places fit the three bits above the slot");
+inline constexpr uint32_t kPendingPlaceAt = 27, kPendingPlaceBits = 3, kPendingThreeAt = 30, kPendingEnded = 1u << 31;
+static_assert(kTicketReservation <= 1u << kPendingPlaceBits, "a reservation's places fit the bits above the slot");
 
 // Lines that write the lane's pending ticket (its reservation's first plus its place) to its
 // slot's ticket word, if one is pending; they use the two 64-bit and two 32-bit registers and
@@ -164,8 +164,8 @@ std::vector<std::string> flush_ticket(const std::string& prefix, const std::stri
 // What ends the lane's reservation: its next record reserves afresh. After a CTA or cluster
 // barrier, and after any instruction the trace does not hold that can order the lane after
 // other threads (rewrite.cpp), so that no later record of the lane takes a ticket reserved
-// before it.
-std::vector<std::string> end_reservation(const std::string& prefix);
+// before it. Where `p_guard` is given, only in the lanes where it holds.
+std::vector<std::string> end_reservation(const std::string& prefix, const std::string& p_guard = "");
 
 // What goes before each `ret` and `exit` of a function with sites: the pending ticket's write.
 Code function_exit(const std::string& prefix);
