@@ -339,7 +339,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("@!" + header + " bra.uni " + taken + ";");
     l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
     l.push_back("@" + fresh + " atom.global.add.u32 " + used + ", [" + counters + "], 1;");
-    // Clamped so that the slot number cannot wrap round into the buffer (a capacity is below 2^27).
+    // Clamped so that the slot number cannot wrap round into the buffer (a capacity is at most kMaxCapacity).
     l.push_back("@" + fresh + " min.u32 " + used + ", " + used + ", " + std::to_string(UINT32_MAX / kChunkRecords - 1) + ";");
     l.push_back("@" + fresh + " mul.lo.u32 " + lane.slot + ", " + used + ", " + std::to_string(kChunkRecords) + ";");
     l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");

@@ -150,8 +150,9 @@ struct LaneRegisters {
   std::string ticket, pending, slot;
 };
 LaneRegisters lane_registers(const std::string& prefix);
-// A pending slot is below the capacity (at most 2^26), so the none value is no slot.
+// A pending slot is below the capacity, so the none value is no slot.
 inline constexpr uint32_t kPendingSlotMask = (1u << 27) - 1, kPendingNone = kPendingSlotMask;
+static_assert(kMaxCapacity <= kPendingNone, "every slot of the largest trace buffer is below the none value");
 inline constexpr uint32_t kPendingPlaceAt = 27, kPendingPlaceBits = 3, kPendingThreeAt = 30, kPendingEnded = 1u << 31;
 static_assert(kTicketReservation <= 1u << kPendingPlaceBits, "a reservation's places fit the bits above the slot");
 

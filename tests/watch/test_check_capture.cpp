@@ -234,6 +234,10 @@ TEST(CheckCapture, RefusesAnIncompleteDriverAndAZeroCapacity) {
   Stand s;
   EXPECT_FALSE(tmakit::check::TraceBuffer::create(s.driver, 0, &why));
   EXPECT_NE(why.find("capacity 0"), std::string::npos) << why;
+  // One slot past the largest buffer: its last slot would read as "none pending" on the device.
+  const uint64_t past = tmakit::instrument::kMaxCapacity + 1;
+  EXPECT_FALSE(tmakit::check::TraceBuffer::create(s.driver, past, &why));
+  EXPECT_NE(why.find("capacity " + std::to_string(past) + " records is out of range"), std::string::npos) << why;
 }
 
 TEST(CheckCapture, TraceDirectoryAsTheContractSays) {

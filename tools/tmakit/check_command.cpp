@@ -21,6 +21,7 @@
 #include "commands.hpp"
 #include "numbers.hpp"
 #include "tmakit/check/ptx_filter.hpp"
+#include "tmakit/instrument/trace.hpp"
 #include "tmakit/terminal_text.hpp"
 #include "watch_launch.hpp"
 
@@ -170,7 +171,7 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
   uint64_t launches = 0, capacity = 0;
   try {
     launches = parse_integer<uint64_t>("--launches", o.launches);
-    if (!o.capacity.empty()) capacity = parse_integer<uint64_t>("--capacity", o.capacity, Range{1024, uint64_t{1} << 26});
+    if (!o.capacity.empty()) capacity = parse_integer<uint64_t>("--capacity", o.capacity, Range{1024, tmakit::instrument::kMaxCapacity});
   } catch (const DiagnosticError& e) {
     fmt::print(stderr, "tmakit check: {}\n", format(e.diagnostic()));
     return 2;

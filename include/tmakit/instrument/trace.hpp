@@ -61,6 +61,9 @@ inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceTic
 // GPU bumps (at 16 a chunk, its contention made a 4096³ CUTLASS GEMM slower than one atomic a
 // record on per-cluster counters); a lane that records once still takes 8 KiB of the buffer.
 inline constexpr uint32_t kChunkRecords = 64;
+// The most record slots a trace buffer has (`tmakit check --capacity`): a slot number fits the
+// 27 bits a lane's pending word keeps for it, below the value that word uses for "none".
+inline constexpr uint64_t kMaxCapacity = uint64_t{1} << 26;
 inline constexpr uint32_t kNoTicket = 0xFFFFFFFF;
 // Counter words before the first cluster's (word 4): the next chunk, then the records dropped.
 inline constexpr size_t kTicketCountersAt = 2, kDroppedCounter = 1;

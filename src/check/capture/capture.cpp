@@ -89,7 +89,7 @@ std::unique_ptr<TraceBuffer> TraceBuffer::create(const DriverCalls& driver, size
   if (!driver.complete()) return fail("the driver lacks a function the trace needs (cuMemHostAlloc, ...)");
   if (where == RecordsIn::device && !driver.device_complete())
     return fail("the driver lacks a function a trace in device memory needs (cuMemAlloc, cuMemcpyDtoHAsync, ...)");
-  if (capacity == 0 || capacity > (size_t(1) << 27)) return fail(fmt::format("capacity {} records is out of range", capacity));
+  if (capacity == 0 || capacity > instrument::kMaxCapacity) return fail(fmt::format("capacity {} records is out of range", capacity));
   std::unique_ptr<TraceBuffer> t(new TraceBuffer);
   t->driver_ = driver;
   t->where_ = where;
