@@ -174,8 +174,13 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     const std::string n = std::to_string(records);
     auto& l = rec_lines;
     l.push_back("activemask.b32 " + mask + ";");
-    l.push_back("vote.sync.any.pred " + several + ", " + on + ", " + mask + ";");
-    l.push_back("@!" + several + " bra.uni " + skip + ";");
+    if (plan.guard.empty() && plan.wait_result.empty()) {
+      // `on` is whether tracing is on, the same in every lane: no vote.
+      l.push_back("@!" + on + " bra.uni " + skip + ";");
+    } else {
+      l.push_back("vote.sync.any.pred " + several + ", " + on + ", " + mask + ";");
+      l.push_back("@!" + several + " bra.uni " + skip + ";");
+    }
     // A success starts the count again (the increment below makes it 0). A wait recorded here
     // always has `on` set where it succeeded, so no success goes uncounted.
     if (!plan.wait_result.empty()) {
@@ -194,16 +199,17 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       // run it: it is guarded by `on`) and so does a wait's outcome: one record, written by the
       // lowest voter, its lane mask beside the values.
       l.push_back("vote.sync.ballot.b32 " + voters + ", " + on + ", " + mask + ";");
-      l.push_back("mov.u32 " + below + ", %lanemask_lt;");
-      l.push_back("and.b32 " + below + ", " + below + ", " + voters + ";");
-      l.push_back("popc.b32 " + rank + ", " + below + ";");
       l.push_back("mov.pred " + uniform + ", " + on + ";");
       // A lone voter's record is a warp record as it stands (a producer's elected lane, a
       // consumer's release): the comparisons are branched around.
       const std::string alone = w.p(14), compared = "$" + prefix + "_compared_" + std::to_string(id);
       l.push_back("popc.b32 " + w.r(next_r) + ", " + voters + ";");
       l.push_back("setp.eq.u32 " + alone + ", " + w.r(next_r) + ", 1;");
+      l.push_back("setp.ne.u32 " + shared_record + ", " + w.r(next_r) + ", 1;");  // and uniform: below
       l.push_back("@" + alone + " bra.uni " + compared + ";");
+      l.push_back("mov.u32 " + below + ", %lanemask_lt;");
+      l.push_back("and.b32 " + below + ", " + below + ", " + voters + ";");
+      l.push_back("popc.b32 " + rank + ", " + below + ";");
       // The values compared: each register the record holds, an address by its base register
       // (its offset is the instruction's own, the same in every lane: the low half of a 32-bit
       // base's widened sum is as exact as the base), none for an immediate or a variable's
@@ -250,14 +256,13 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
         l.push_back("setp.eq.or.u32 " + same + ", " + w.r(next_r) + ", " + voters + ", " + same + ";");
         l.push_back("and.pred " + uniform + ", " + uniform + ", " + same + ";");
       }
-      l.push_back(compared + ":");
       // A warp record stands for every voter: its ticket must be above each voter's earlier
       // ones and below their later ones, and the voters' reservations were taken at other
       // times. So where it stands for more than one lane, the writer reserves afresh (above
       // every ticket handed out so far) and the other voters' reservations end (their next
       // records reserve afresh, above it). (Without this, a lane's store recorded alone under
       // a reservation newer than the writer's followed the fence the warp recorded after it.)
-      l.push_back("not.pred " + shared_record + ", " + alone + ";");
+      // A lone voter writes its own record and shares none: these lines are branched around.
       l.push_back("and.pred " + shared_record + ", " + shared_record + ", " + uniform + ";");
       l.push_back("setp.ne.and.u32 " + w.p(6) + ", " + rank + ", 0, " + shared_record + ";");
       for (const std::string& e : end_reservation(prefix, w.p(6))) l.push_back(e);
@@ -266,6 +271,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("not.pred " + w.p(6) + ", " + uniform + ";");
       l.push_back("or.pred " + same + ", " + same + ", " + w.p(6) + ";");
       l.push_back("and.pred " + on + ", " + on + ", " + same + ";");
+      l.push_back(compared + ":");
     }
     // The lane's last record's ticket goes to its slot's ticket word (trace.hpp) here, just
     // before the register takes the next one: the atomic that answers it was issued at the
@@ -285,26 +291,22 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // for the answer at once; one atomic a record, eight CTAs of a cluster on one counter, was
     // 40 % of a CUTLASS GEMM's traced time.)
     const std::string reserve = w.p(15), R = std::to_string(kTicketReservation);
-    // `place`: this record's first ticket's place in the reservation, the last record's place
-    // plus its tickets (the pending word, LaneRegisters).
-    const std::string place = w.r(next_r++);
+    // `next_place`: the place in the reservation after this record's tickets (the pending
+    // word's, LaneRegisters): the last record's next place plus this one's tickets, or them
+    // alone in a fresh reservation.
+    const std::string next_place = w.r(next_r++);
     if (reserves_afresh(plan)) {
       l.push_back("mov.pred " + reserve + ", " + on + ";");
-      l.push_back("mov.u32 " + place + ", 0;");
+      l.push_back("mov.u32 " + next_place + ", " + n + ";");
     } else {
-      const std::string& three = scratch;  // the last record took three tickets
-      const std::string& past = scratch;   // one past this record's tickets
-      l.push_back("bfe.u32 " + place + ", " + lane.pending + ", " + std::to_string(kPendingPlaceAt) + ", " +
+      l.push_back("bfe.u32 " + next_place + ", " + lane.pending + ", " + std::to_string(kPendingPlaceAt) + ", " +
                   std::to_string(kPendingPlaceBits) + ";");
-      l.push_back("bfe.u32 " + three + ", " + lane.pending + ", " + std::to_string(kPendingThreeAt) + ", 1;");
-      l.push_back("mad.lo.u32 " + place + ", " + three + ", 2, " + place + ";");
-      l.push_back("add.u32 " + place + ", " + place + ", 1;");
-      l.push_back("add.u32 " + past + ", " + place + ", " + n + ";");
-      l.push_back("setp.gt.u32 " + reserve + ", " + past + ", " + R + ";");
+      l.push_back("add.u32 " + next_place + ", " + next_place + ", " + n + ";");
+      l.push_back("setp.gt.u32 " + reserve + ", " + next_place + ", " + R + ";");
       l.push_back("setp.lt.or.s32 " + reserve + ", " + lane.pending + ", 0, " + reserve + ";");  // ended
       if (warp_at) l.push_back("or.pred " + reserve + ", " + reserve + ", " + shared_record + ";");  // a shared record
       l.push_back("and.pred " + reserve + ", " + reserve + ", " + on + ";");
-      l.push_back("@" + reserve + " mov.u32 " + place + ", 0;");
+      l.push_back("@" + reserve + " mov.u32 " + next_place + ", " + n + ";");
     }
     l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
     // A tensor operation writes its map's halves only where this site of the lane's last read
@@ -323,8 +325,12 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("selp.u32 " + slots + ", " + n + ", 1, " + map_miss + ";");
       map_key = key;
     }
-    // The slots: the lane's chunk, or a new one where it has no room left for the site's.
-    const std::string used = w.r(next_r++), fresh = w.p(8), slot = w.d(next_d++), header = w.p(10),
+    // The slots: the lane's chunk, or a new one where it has no room left for the site's. A
+    // chunk lies wholly below the capacity or wholly past it (the host rounds the capacity up
+    // to whole chunks), so a lane whose chunk is below it writes there until the chunk is full.
+    // A new chunk and a record past the capacity are both rare, and are branched around
+    // together where no lane of the warp meets either.
+    const std::string used = w.r(next_r++), slot = w.d(next_d++), fresh = w.p(8), header = w.p(10), over = w.p(16), rare = w.p(17),
                       taken = "$" + prefix + "_chunk_" + std::to_string(id);
     l.push_back("and.b32 " + used + ", " + lane.slot + ", " + std::to_string(kChunkRecords - 1) + ";");
     l.push_back("setp.eq.u32 " + fresh + ", " + used + ", 0;");
@@ -333,10 +339,13 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("setp.gt.or.u32 " + fresh + ", " + w.r(next_r) + ", " + std::to_string(kChunkRecords) + ", " + fresh + ";");
     }
     l.push_back("and.pred " + fresh + ", " + fresh + ", " + on + ";");
+    l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
+    l.push_back("setp.ge.and.u64 " + over + ", " + slot + ", " + capacity + ", " + on + ";");
+    l.push_back("or.pred " + rare + ", " + fresh + ", " + over + ";");
+    l.push_back("vote.sync.any.pred " + rare + ", " + rare + ", " + mask + ";");
+    l.push_back("@!" + rare + " bra.uni " + taken + ";");
     // A new chunk begins with its header, the lane's ids (trace.hpp): the special registers
-    // are read once a chunk, not once a record. Branched around where no lane takes one.
-    l.push_back("vote.sync.any.pred " + header + ", " + fresh + ", " + mask + ";");
-    l.push_back("@!" + header + " bra.uni " + taken + ";");
+    // are read once a chunk, not once a record.
     l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
     l.push_back("@" + fresh + " atom.global.add.u32 " + used + ", [" + counters + "], 1;");
     // Clamped so that the slot number cannot wrap round into the buffer (a capacity is at most kMaxCapacity).
@@ -344,31 +353,25 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("@" + fresh + " mul.lo.u32 " + lane.slot + ", " + used + ", " + std::to_string(kChunkRecords) + ";");
     l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
     l.push_back("setp.lt.and.u64 " + header + ", " + slot + ", " + capacity + ", " + fresh + ";");
-    l.push_back("mad.lo.u64 " + rec + ", " + slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
+    l.push_back("mad.wide.u32 " + rec + ", " + lane.slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
     ids(w, l, header, rec, next_r + 1, next_d + 2);
     l.push_back(store(header, rec, 0, 8, std::to_string(id | uint64_t(TraceOp::lane_ids) << 32)));
     l.push_back("@" + fresh + " add.u32 " + lane.slot + ", " + lane.slot + ", 1;");
+    // A record past the capacity is counted (counter 1), not written.
+    l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
+    l.push_back("setp.ge.and.u64 " + over + ", " + slot + ", " + capacity + ", " + on + ";");
+    l.push_back("@" + over + " red.global.add.u32 [" + counters + "+" + std::to_string(4 * kDroppedCounter) + "], " + n + ";");
     l.push_back(taken + ":");
     l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
     l.push_back("setp.lt.and.u64 " + write + ", " + slot + ", " + capacity + ", " + on + ";");
-    l.push_back("mad.lo.u64 " + rec + ", " + slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
-    // Pending: the slot, and above it the ticket's place in the reservation.
+    l.push_back("mad.wide.u32 " + rec + ", " + lane.slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
+    // Pending: the slot, and above it the place after the record's tickets.
     const std::string &pending = scratch, &place_bits = scratch2;
     l.push_back("selp.b32 " + pending + ", " + lane.slot + ", " + std::to_string(kPendingNone) + ", " + write + ";");
-    l.push_back("shl.b32 " + place_bits + ", " + place + ", " + std::to_string(kPendingPlaceAt) + ";");
+    l.push_back("shl.b32 " + place_bits + ", " + next_place + ", " + std::to_string(kPendingPlaceAt) + ";");
     l.push_back("or.b32 " + pending + ", " + pending + ", " + place_bits + ";");
-    if (records == 3) l.push_back("or.b32 " + pending + ", " + pending + ", " + std::to_string(1u << kPendingThreeAt) + ";");
     l.push_back("@" + on + " mov.u32 " + lane.pending + ", " + pending + ";");
     l.push_back("@" + on + " add.u32 " + lane.slot + ", " + lane.slot + ", " + slots + ";");
-    // A record past the capacity is counted (counter 1), not written.
-    const std::string over = w.p(16);
-    const std::string counted = "$" + prefix + "_counted_" + std::to_string(id);
-    l.push_back("setp.ge.and.u64 " + over + ", " + slot + ", " + capacity + ", " + on + ";");
-    l.push_back("vote.sync.any.pred " + w.p(17) + ", " + over + ", " + mask + ";");
-    l.push_back("@!" + w.p(17) + " bra.uni " + counted + ";");
-    l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
-    l.push_back("@" + over + " red.global.add.u32 [" + counters + "+" + std::to_string(4 * kDroppedCounter) + "], " + n + ";");
-    l.push_back(counted + ":");
   }
   if (warp_at) {
     rec_lines.push_back("and.pred " + w.p(5) + ", " + write + ", " + uniform + ";");

@@ -45,11 +45,13 @@ std::vector<std::string> flush_ticket(const std::string& prefix, const std::stri
   const std::string at = "@" + p_pending + " ";
   return {"and.b32 " + r_slot + ", " + lane.pending + ", " + std::to_string(kPendingSlotMask) + ";",
           "setp.ne.u32 " + p_pending + ", " + r_slot + ", " + std::to_string(kPendingNone) + ";",
-          at + "ld.const.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
-          at + "bfe.u32 " + r_ticket + ", " + lane.pending + ", " + std::to_string(kPendingPlaceAt) + ", " +
+          // Unguarded but the store: guarded, ptxas moved each result into place with selects.
+          "ld.const.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
+          "bfe.u32 " + r_ticket + ", " + lane.pending + ", " + std::to_string(kPendingPlaceAt) + ", " +
               std::to_string(kPendingPlaceBits) + ";",
-          at + "add.u32 " + r_ticket + ", " + r_ticket + ", " + lane.ticket + ";",
-          at + "mad.wide.u32 " + d_at + ", " + r_slot + ", 4, " + d_tickets + ";",
+          "add.u32 " + r_ticket + ", " + r_ticket + ", " + lane.ticket + ";",
+          "sub.u32 " + r_ticket + ", " + r_ticket + ", 1;",
+          "mad.wide.u32 " + d_at + ", " + r_slot + ", 4, " + d_tickets + ";",
           at + "st.global.u32 [" + d_at + "], " + r_ticket + ";",
           "or.b32 " + lane.pending + ", " + lane.pending + ", " + std::to_string(kPendingNone) + ";"};
 }

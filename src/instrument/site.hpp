@@ -143,9 +143,9 @@ inline constexpr uint32_t kFailedPollRecorded = 16;
 // multiple of kChunkRecords: its chunk is full, or it has none). The pending word, so that the
 // reservation costs no register of its own (a fifth one held across the function made a
 // producer held to 40 registers spill): bits 0..26 the slot of the lane's last record whose
-// ticket is still to be written (kPendingNone: none), bits 27..29 that record's place in the
-// reservation, bit 30 set where it took three tickets, bit 31 set where the reservation ended
-// (or none was taken yet). The next free place is the last record's plus its tickets.
+// ticket is still to be written (kPendingNone: none), bits 27..30 the place in the reservation
+// after that record's tickets (its next free place; the record's ticket is the one before it,
+// its last: trace.hpp), bit 31 set where the reservation ended (or none was taken yet).
 struct LaneRegisters {
   std::string ticket, pending, slot;
 };
@@ -153,10 +153,11 @@ LaneRegisters lane_registers(const std::string& prefix);
 // A pending slot is below the capacity, so the none value is no slot.
 inline constexpr uint32_t kPendingSlotMask = (1u << 27) - 1, kPendingNone = kPendingSlotMask;
 static_assert(kMaxCapacity <= kPendingNone, "every slot of the largest trace buffer is below the none value");
-inline constexpr uint32_t kPendingPlaceAt = 27, kPendingPlaceBits = 3, kPendingThreeAt = 30, kPendingEnded = 1u << 31;
-static_assert(kTicketReservation <= 1u << kPendingPlaceBits, "a reservation's places fit the bits above the slot");
+inline constexpr uint32_t kPendingPlaceAt = 27, kPendingPlaceBits = 4, kPendingEnded = 1u << 31;
+static_assert(kTicketReservation < 1u << kPendingPlaceBits, "a reservation's next places (0 to all) fit the bits above the slot");
+static_assert(kPendingPlaceAt + kPendingPlaceBits == 31, "the place sits between the slot and the ended bit");
 
-// Lines that write the lane's pending ticket (its reservation's first plus its place) to its
+// Lines that write the lane's pending ticket (its reservation's first plus its next place, less one) to its
 // slot's ticket word, if one is pending; they use the two 64-bit and two 32-bit registers and
 // the predicate given.
 std::vector<std::string> flush_ticket(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,

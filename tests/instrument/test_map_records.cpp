@@ -54,7 +54,7 @@ struct MapRead {
   std::vector<std::pair<int, int>> stores;  // (record number 0..2, offset) of the stores of loaded values
   std::vector<uint64_t> heads;              // the first-word values of its records, in order
   int reservations = 0, reserved = 0;
-  bool three = false;  // the record takes three tickets (the pending word's flag, trace.hpp)
+  int tickets = 0;  // the tickets the record takes (a fresh reservation's next place after it, trace.hpp)
   bool map_cache = false;  // reads the function's map cache: writes the halves once a site and address
 };
 
@@ -66,9 +66,10 @@ MapRead read_site(const std::vector<std::string>& lines) {
   // A head chosen by a predicate (a tensor operation's: kFlagMapCached or not): the first value.
   static const std::regex chosen(R"(selp\.b64 %__tmakit_d\d+, (\d+), \d+, %__tmakit_p\d+;)");
   // One reservation of N tickets a recording lane: an atom.add of N into its ticket register;
-  // a record of three tickets sets bit 30 of the lane's pending word.
+  // a record of T tickets that reserves afresh has its next place at T (under the reserving
+  // predicate, p15).
   static const std::regex atom(R"(atom\.global\.add\.u32 %__tmakit_ticket, \[%__tmakit_d4\], (\d+);)");
-  static const std::regex three("or\\.b32 %__tmakit_r\\d+, %__tmakit_r\\d+, " + std::to_string(1u << 30) + ";");
+  static const std::regex fresh_place(R"(@%__tmakit_p15 mov\.u32 %__tmakit_r\d+, (\d+);)");
   const uint64_t header = uint64_t(instrument::TraceOp::lane_ids) << 32;  // a new chunk's first word
   MapRead m;
   int record = 0;
@@ -76,7 +77,7 @@ MapRead read_site(const std::vector<std::string>& lines) {
   for (const std::string& l : lines) {
     std::smatch g;
     if (std::regex_search(l, g, atom)) ++m.reservations, m.reserved = std::stoi(g[1]);
-    if (std::regex_search(l, three)) m.three = true;
+    if (std::regex_search(l, g, fresh_place)) m.tickets = std::stoi(g[1]);
     if (std::regex_search(l, g, ld)) m.space = g[1], loaded.push_back(g[2]), m.at.push_back(g[3]);
     auto stored = [&](int offset, const std::string& reg) {
       if (std::find(loaded.begin(), loaded.end(), reg) != loaded.end()) m.stores.push_back({record, offset});
@@ -125,14 +126,14 @@ TEST(InstrumentMapRecords, EveryTensorOperationCarriesItsMapsBytes) {
     EXPECT_EQ(m.reservations, 1) << s.text;
     if (it == expected.end()) {
       EXPECT_EQ(m.reserved, static_cast<int>(instrument::kTicketReservation)) << s.text;
-      EXPECT_FALSE(m.three) << s.text;
+      EXPECT_LE(m.tickets, 1) << s.text << ": one ticket";
       EXPECT_TRUE(m.at.empty()) << s.text;
       continue;
     }
     ++seen;
     SCOPED_TRACE(s.text);
     EXPECT_EQ(m.reserved, static_cast<int>(instrument::kTicketReservation));
-    EXPECT_TRUE(m.three) << "a tensor operation takes three tickets of the reservation";
+    EXPECT_EQ(m.tickets, 3) << "a tensor operation takes three tickets of the reservation";
     // A tensor operation writes its halves once a site and map address; tensormap.replace and
     // cp_fenceproxy change a map: theirs are written every time.
     EXPECT_EQ(m.map_cache, s.text.rfind("tensormap.", 0) != 0);

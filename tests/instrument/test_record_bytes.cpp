@@ -97,7 +97,8 @@ struct Warp {
     return r;
   }
   // The records in the order their tickets give (trace.hpp): each ticketed slot by its ticket;
-  // a tensor operation's map halves carry the first of its three, its other two follow. (A
+  // a tensor operation's map halves carry the last of its three, and the halves and the
+  // operation take all three in slot order. (A
   // tensor operation without its halves, kFlagMapCached, is left as it is: the tests that
   // make one read its slots.)
   std::vector<Record> in_order() const {
@@ -237,10 +238,11 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         uint64_t off = plus == std::string::npos ? 0 : std::stoull(in.substr(plus + 1));
         return std::make_pair(base, off);
       };
-      if (op == "ld.const.u64") {
+      if (op == "ld.const.u64" || op == "ld.const.u32") {  // a word, or its low half
         auto [base, off] = at(ops[1]);
         ASSERT_EQ(base, "__tmakit_trace") << line;
-        r[ops[0]] = w.words[off / 8];
+        ASSERT_EQ(off % 8, 0u) << line;
+        r[ops[0]] = op == "ld.const.u64" ? w.words[off / 8] : w.words[off / 8] & 0xFFFFFFFF;
       } else if (op == "ld.local.u64" || op == "st.local.u64") {  // the function's lane words, per lane
         const auto [base, off] = at(op[0] == 'l' ? ops[1] : ops[0]);
         ASSERT_EQ(base, "__tmakit_lane") << line;
@@ -942,7 +944,7 @@ TEST(InstrumentRecordBytes, EachClusterTakesTicketsFromItsOwnCounter) {
 // A tensor operation writes its map's halves where its site last read another map address (or
 // none since the function began, or since a tensormap fence of the thread's): else only its own
 // record, flagged kFlagMapCached, in one slot. It takes three tickets of the lane's reservation
-// either way, the first at its first slot.
+// either way; its first slot holds the last of them.
 TEST(InstrumentRecordBytes, ATensorOperationWritesItsMapOnceASiteAndAddress) {
   Instrumented in;
   Warp w(1, kRoom);
@@ -974,10 +976,10 @@ TEST(InstrumentRecordBytes, ATensorOperationWritesItsMapOnceASiteAndAddress) {
   // Reservations of kTicketReservation (8): the first two operations take 0..5 of the first; the
   // third needs three more than it has left, so it reserves 8..15; the fourth takes 11..13, the
   // fence 14, and ends the reservation (a tensormap fence orders the lane after others): the
-  // last operation reserves 16.
+  // last operation reserves 16. Each slot's ticket word holds the last of its record's tickets.
   static_assert(instrument::kTicketReservation == 8);
-  const uint32_t first_tickets[][2] = {{1, 0}, {4, 3}, {5, 8}, {8, 11}, {9, 14}, {10, 16}};
-  for (const auto& [slot, ticket] : first_tickets) EXPECT_EQ(w.tickets[slot], ticket) << "slot " << slot;
+  const uint32_t last_tickets[][2] = {{1, 2}, {4, 5}, {5, 10}, {8, 13}, {9, 14}, {10, 18}};
+  for (const auto& [slot, ticket] : last_tickets) EXPECT_EQ(w.tickets[slot], ticket) << "slot " << slot;
   // Lanes that disagree: the whole warp writes the halves where any lane must.
   Warp two(2, kRoom);
   for (int l = 0; l < 2; ++l) two.regs[l]["%p2"] = 1;

@@ -123,7 +123,7 @@ struct ByHand {
 // Two lanes of cluster 0 and one of cluster 1, each in its own chunk: lane A in chunk 1, lane B
 // in chunk 0, cluster 1's lane in chunk 2. Tickets give the order: A's second record came
 // first, then B's first, then A's first, then a tensor operation of A's (three records, the
-// first ticket at its first); B's second record's ticket never came (it hung right after).
+// last of its three tickets at its first); B's second record's ticket never came (it hung right after).
 // Sites name the expected position.
 ByHand two_lanes_and_a_cluster() {
   using tmakit::instrument::TraceOp;
@@ -132,7 +132,7 @@ ByHand two_lanes_and_a_cluster() {
   b.tid_x = 32;  // lane B: another warp's
   h.put(C + 1, of_lane(a, 3, 10), 2);
   h.put(C + 2, of_lane(a, 1, 11), 0);
-  h.put(C + 3, of_lane(a, 4, static_cast<uint16_t>(TraceOp::tensor_map_lo)), 3);
+  h.put(C + 3, of_lane(a, 4, static_cast<uint16_t>(TraceOp::tensor_map_lo)), 5);  // tickets 3, 4, 5
   h.put(C + 4, of_lane(a, 5, static_cast<uint16_t>(TraceOp::tensor_map_hi)), tmakit::instrument::kNoTicket);
   h.put(C + 5, of_lane(a, 6, static_cast<uint16_t>(TraceOp::tensor_load)), tmakit::instrument::kNoTicket);
   h.put(1, of_lane(b, 2, 12), 1);
@@ -436,22 +436,22 @@ TEST(CheckCapture, HeadersAndCachedMapHalvesAreExpandedInOrder) {
   Record lane = in_cluster(0, 0, 0);
   lane.ctaid_x = 5, lane.tid_x = 33;
   auto as_lane = [&](uint32_t site, TraceOp o) { return of_lane(lane, site, op(o)); };
-  // Site 9 writes its halves (tickets 0, 1, 2), then twice not (tickets 3..5 and 6..8; the first
-  // ticket at the operation's record); site 10 never wrote its halves (tickets 9..11).
+  // Site 9 writes its halves (tickets 0, 1, 2), then twice not (tickets 3..5 and 6..8); site 10
+  // never wrote its halves (tickets 9..11). Each ticket word holds the last of the three.
   Record lo = as_lane(9, TraceOp::tensor_map_lo), hi = as_lane(9, TraceOp::tensor_map_hi);
   for (int i = 0; i < 64; ++i) lo.values[i] = static_cast<uint8_t>(i), hi.values[i] = static_cast<uint8_t>(64 + i);
-  h.put(1, lo, 0);
+  h.put(1, lo, 2);
   h.put(2, hi, tmakit::instrument::kNoTicket);
   h.put(3, as_lane(9, TraceOp::tensor_load), tmakit::instrument::kNoTicket);
   Record cached = as_lane(9, TraceOp::tensor_load);
   cached.flags = tmakit::instrument::kFlagMapCached;
   cached.values[0] = 0xAB;  // tells the two cached operations apart
-  h.put(5, cached, 3);
+  h.put(5, cached, 5);
   cached.values[0] = 0xCD;
-  h.put(C + 1, cached, 6);  // the lane's next chunk
+  h.put(C + 1, cached, 8);  // the lane's next chunk
   Record unknown = as_lane(10, TraceOp::tensor_store);
   unknown.flags = tmakit::instrument::kFlagMapCached;
-  h.put(4, unknown, 9);
+  h.put(4, unknown, 11);
   // A record in a chunk whose header is missing.
   h.put(2 * C + 1, as_lane(11, TraceOp::mbar_arrive), 12);
   h.slots[2 * C] = Record{};

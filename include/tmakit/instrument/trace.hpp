@@ -48,9 +48,10 @@ namespace tmakit::instrument {
 //     halves: a lane writes them where the same site last read another map address (or none
 //     since the function began or since a tensormap fence or change of the thread's); else
 //     the operation's record alone, flagged kFlagMapCached, and the host puts in the halves
-//     the lane last wrote at that site. Written, the halves have the first ticket at the first
-//     slot and the host gives the next two the next two tickets; not written, the operation's
-//     record has the first ticket, and the host gives it the third.
+//     the lane last wrote at that site. A record's ticket word holds the last of its tickets:
+//     written, the halves' first slot holds the third, and the host gives the halves the two
+//     before it and the operation's record the third; not written, the operation's record
+//     holds the third, its own.
 // The host orders a cluster's records by ticket (TraceBuffer::written); the replay needs the
 // order within a cluster only. Counter 1 counts the records made past the capacity.
 inline constexpr std::string_view kTraceSymbol = "__tmakit_trace";

@@ -300,17 +300,15 @@ std::vector<Record> in_ticket_order(const Record* slots, const uint32_t* tickets
   std::vector<Record> records(n);
   for (size_t s = 0; s < n; ++s) std::memcpy(&records[s], const_cast<const Record*>(slots + s), sizeof records[s]);
   fill_ids(records);
-  // A tensor operation's three tickets (trace.hpp): the first at its map's first half, the
-  // next two for the records after it; or, where the halves were not written, at its own
-  // record, which stands third.
+  // A tensor operation's three tickets (trace.hpp): the last of them at its map's first half,
+  // which takes the first, the next two for the records after it; or, where the halves were
+  // not written, at its own record, which stands third and keeps it.
   for (size_t s = 0; s < n; ++s) {
-    if (ticket[s] == kNoTicket) continue;
-    if (is(records[s], TraceOp::tensor_map_lo)) {
-      for (size_t k = 1; k <= 2 && s + k < n; ++k)
-        if (ticket[s + k] == kNoTicket) ticket[s + k] = ticket[s] + static_cast<uint32_t>(k);
-    } else if (records[s].flags & instrument::kFlagMapCached) {
-      ticket[s] += 2;
-    }
+    if (ticket[s] == kNoTicket || !is(records[s], TraceOp::tensor_map_lo)) continue;
+    const uint32_t last = ticket[s];
+    ticket[s] = last - 2;
+    for (size_t k = 1; k <= 2 && s + k < n; ++k)
+      if (ticket[s + k] == kNoTicket) ticket[s + k] = last - 2 + static_cast<uint32_t>(k);
   }
   struct Key {
     uint16_t z, y;
