@@ -147,6 +147,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   const std::string head_reg = w.d(next_d++);  // the record's first 8 bytes, where they vary
   const uint32_t warp_at = lanes_at(plan);
   const std::string shared_record = w.p(18);  // a warp record standing for more than one lane
+  const std::string alone = w.p(14);          // one voter: the same in every lane of the warp
   const std::string uniform = w.p(4);
   // A wait's failed polls are counted, not recorded: only the kFailedPollRecorded-th since the
   // thread's last successful wait is (a hung thread polls for good, so its last record is that
@@ -202,7 +203,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("mov.pred " + uniform + ", " + on + ";");
       // A lone voter's record is a warp record as it stands (a producer's elected lane, a
       // consumer's release): the comparisons are branched around.
-      const std::string alone = w.p(14), compared = "$" + prefix + "_compared_" + std::to_string(id);
+      const std::string compared = "$" + prefix + "_compared_" + std::to_string(id);
       l.push_back("popc.b32 " + w.r(next_r) + ", " + voters + ";");
       l.push_back("setp.eq.u32 " + alone + ", " + w.r(next_r) + ", 1;");
       l.push_back("setp.ne.u32 " + shared_record + ", " + w.r(next_r) + ", 1;");  // and uniform: below
@@ -259,10 +260,12 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       // A warp record stands for every voter: its ticket must be above each voter's earlier
       // ones and below their later ones, and the voters' reservations were taken at other
       // times. So where it stands for more than one lane, the writer reserves afresh (above
-      // every ticket handed out so far) and the other voters' reservations end (their next
-      // records reserve afresh, above it). (Without this, a lane's store recorded alone under
-      // a reservation newer than the writer's followed the fence the warp recorded after it.)
-      // A lone voter writes its own record and shares none: these lines are branched around.
+      // every ticket handed out so far, kSharedReservation: its own eight and one for each
+      // other voter) and the other voters' reservations end; each voter's next record takes
+      // the ticket kept for it, relative to the warp record's (below, trace.hpp). (Without
+      // this, a lane's store recorded alone under a reservation newer than the writer's
+      // followed the fence the warp recorded after it.) A lone voter writes its own record
+      // and shares none: these lines are branched around.
       l.push_back("and.pred " + shared_record + ", " + shared_record + ", " + uniform + ";");
       l.push_back("setp.ne.and.u32 " + w.p(6) + ", " + rank + ", 0, " + shared_record + ";");
       for (const std::string& e : end_reservation(prefix, w.p(6))) l.push_back(e);
@@ -308,7 +311,13 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("and.pred " + reserve + ", " + reserve + ", " + on + ";");
       l.push_back("@" + reserve + " mov.u32 " + next_place + ", " + n + ";");
     }
-    l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
+    if (warp_at) {
+      const std::string amount = scratch2;
+      l.push_back("selp.u32 " + amount + ", " + std::to_string(kSharedReservation) + ", " + R + ", " + shared_record + ";");
+      l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + amount + ";");
+    } else {
+      l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
+    }
     // A tensor operation writes its map's halves only where this site of the lane's last read
     // another map address (trace.hpp): the function's map cache, in local memory, holds the
     // address each such site last wrote the halves for (0: none since the function began or
@@ -372,6 +381,34 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("or.b32 " + pending + ", " + pending + ", " + place_bits + ";");
     l.push_back("@" + on + " mov.u32 " + lane.pending + ", " + pending + ";");
     l.push_back("@" + on + " add.u32 " + lane.slot + ", " + lane.slot + ", " + slots + ";");
+    if (warp_at) {
+      // The other voters of a shared warp record: each one's next record takes the ticket kept
+      // for it in the writer's reservation, a relative ticket word naming the warp record's
+      // slot and the voter's rank (trace.hpp), so that it needs no atomic of its own. Set as
+      // the lane's reservation at its last place: the ticket register holds the word less
+      // that place, and a record after the next one reserves afresh. Where the writer wrote
+      // nothing (past the capacity), the reservations stay ended.
+      const std::string rel_done = "$" + prefix + "_relative_" + std::to_string(id);
+      const std::string writer = scratch2, word = scratch, voter = w.p(6);
+      l.push_back("@" + alone + " bra.uni " + rel_done + ";");
+      l.push_back("brev.b32 " + writer + ", " + voters + ";");
+      l.push_back("clz.b32 " + writer + ", " + writer + ";");
+      l.push_back("shfl.sync.idx.b32 " + word + ", " + pending + ", " + writer + ", 31, " + mask + ";");
+      l.push_back("and.b32 " + word + ", " + word + ", " + std::to_string(kPendingSlotMask) + ";");
+      l.push_back("mov.u32 " + below + ", %lanemask_lt;");
+      l.push_back("and.b32 " + below + ", " + below + ", " + voters + ";");
+      l.push_back("popc.b32 " + rank + ", " + below + ";");
+      l.push_back("setp.ne.and.u32 " + voter + ", " + rank + ", 0, " + shared_record + ";");
+      l.push_back("setp.ne.and.u32 " + voter + ", " + word + ", " + std::to_string(kPendingNone) + ", " + voter + ";");
+      l.push_back("shl.b32 " + word + ", " + word + ", " + std::to_string(kRelativeSlotAt) + ";");
+      l.push_back("add.u32 " + word + ", " + word + ", " + rank + ";");
+      l.push_back("add.u32 " + word + ", " + word + ", " +
+                  std::to_string(kRelativeTicket - 1 - (kTicketReservation - 1)) + ";");  // rank 1 is 0; less the place
+      l.push_back("@" + voter + " mov.u32 " + lane.ticket + ", " + word + ";");
+      l.push_back("@" + voter + " mov.u32 " + lane.pending + ", " +
+                  std::to_string(kPendingNone | (kTicketReservation - 1) << kPendingPlaceAt) + ";");
+      l.push_back(rel_done + ":");
+    }
   }
   if (warp_at) {
     rec_lines.push_back("and.pred " + w.p(5) + ", " + write + ", " + uniform + ";");

@@ -101,10 +101,21 @@ struct Warp {
   // operation take all three in slot order. (A
   // tensor operation without its halves, kFlagMapCached, is left as it is: the tests that
   // make one read its slots.)
+  // A slot's ticket, a relative ticket word resolved (trace.hpp, Order: bit 31 set, the warp
+  // record's slot from bit 5, the voter's rank less one below; the warp record's ticket plus
+  // 7 plus the rank), kNoTicket where none came.
+  uint32_t ticket(size_t s) const {
+    const uint32_t word = tickets[s];
+    if (word == instrument::kNoTicket || word < 0x80000000u) return word;
+    const size_t anchor = (word & 0x7FFFFFFFu) >> 5;
+    const uint32_t base = anchor < tickets.size() ? tickets[anchor] : instrument::kNoTicket;
+    if (base == instrument::kNoTicket || base >= 0x80000000u) return instrument::kNoTicket;
+    return base + 7 + (word & 31) + 1;
+  }
   std::vector<Record> in_order() const {
     std::vector<std::pair<uint32_t, size_t>> by_ticket;
     for (size_t s = 0; s < tickets.size(); ++s)
-      if (tickets[s] != instrument::kNoTicket) by_ticket.push_back({tickets[s], s});
+      if (ticket(s) != instrument::kNoTicket) by_ticket.push_back({ticket(s), s});
     std::sort(by_ticket.begin(), by_ticket.end());
     std::vector<Record> out;
     for (auto [ticket, s] : by_ticket) {
@@ -613,7 +624,8 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
       run(w, in.exit());
       const size_t n = same ? 1 : voters.size();
       ASSERT_EQ(w.made(), n);
-      EXPECT_EQ(w.reserved(), start + n * instrument::kTicketReservation) << "a reservation a writing lane";
+      // A reservation a writing lane; a warp record's writer's also keeps one for each other voter.
+      EXPECT_EQ(w.reserved(), start + (same ? instrument::kTicketReservation + 31 : n * instrument::kTicketReservation));
       EXPECT_EQ(w.chunks(), n) << "a chunk a writing lane";
       const std::vector<Record> order = w.in_order();
       ASSERT_EQ(order.size(), n);
@@ -717,19 +729,26 @@ TEST(InstrumentRecordBytes, AWarpRecordStandsBetweenEachVotersEarlierAndLaterRec
   record_in(true, false);   // lane 0's first: slot 1 (its chunk is chunk 0)
   record_in(false, true);   // lane 1's first: slot C + 1
   record_in(true, true);    // the warp record: lane 0 writes it, at slot 2
-  record_in(false, true);   // lane 1's next: slot C + 2
+  const uint64_t reserved = w.reserved();
+  record_in(false, true);   // lane 1's next: slot C + 2, the ticket kept for it
+  EXPECT_EQ(w.reserved(), reserved) << "a voter's next record after a warp record takes no atomic";
+  record_in(false, true);   // lane 1's one after: slot C + 3, a reservation of its own
+  EXPECT_GT(w.reserved(), reserved);
   record_in(true, false);   // lane 0's next: slot 3
   run(w, in.exit());
   constexpr uint32_t C = instrument::kChunkRecords;
-  ASSERT_EQ(w.made(), 5u);
+  ASSERT_EQ(w.made(), 6u);
   uint32_t lanes = 0;
   std::memcpy(&lanes, w.mem.data() + 2 * instrument::kRecordBytes + in.r.sites[kInit].lanes_at, 4);
   ASSERT_EQ(lanes, 3u) << "slot 2 is the warp record of both lanes";
-  for (size_t s : {1u, 2u, 3u, C + 1, C + 2}) ASSERT_NE(w.tickets[s], instrument::kNoTicket) << s;
-  EXPECT_LT(w.tickets[1], w.tickets[2]) << "lane 0: its first record, then the warp's";
-  EXPECT_LT(w.tickets[2], w.tickets[3]) << "lane 0: the warp's record, then its next";
-  EXPECT_LT(w.tickets[C + 1], w.tickets[2]) << "lane 1: its first record, then the warp's";
-  EXPECT_LT(w.tickets[2], w.tickets[C + 2]) << "lane 1: the warp's record, then its next";
+  for (size_t s : {1u, 2u, 3u, C + 1, C + 2, C + 3}) ASSERT_NE(w.ticket(s), instrument::kNoTicket) << s;
+  EXPECT_GE(w.tickets[C + 2], 0x80000000u) << "a relative ticket word";
+  EXPECT_LT(w.ticket(1), w.ticket(2)) << "lane 0: its first record, then the warp's";
+  EXPECT_LT(w.ticket(2), w.ticket(3)) << "lane 0: the warp's record, then its next";
+  EXPECT_LT(w.ticket(C + 1), w.ticket(2)) << "lane 1: its first record, then the warp's";
+  EXPECT_LT(w.ticket(2), w.ticket(C + 2)) << "lane 1: the warp's record, then its next";
+  EXPECT_LT(w.ticket(C + 2), w.ticket(C + 3)) << "lane 1: the kept ticket, then its own reservation's";
+  EXPECT_NE(w.ticket(3), w.ticket(C + 2)) << "the writer's own tickets are not the ones kept for the others";
 }
 
 // The order the tickets give keeps each lane's program order, whatever mix of records it makes:
@@ -774,8 +793,8 @@ TEST(InstrumentRecordBytes, TicketsKeepEachLanesProgramOrderWhateverTheMixOfReco
     for (int l = 0; l < kLanes; ++l)
       for (size_t k = 1; k < slots_of[l].size(); ++k) {
         const size_t a = slots_of[l][k - 1], b = slots_of[l][k];
-        ASSERT_NE(w.tickets[a], instrument::kNoTicket) << "trial " << trial;
-        ASSERT_LT(w.tickets[a], w.tickets[b]) << "trial " << trial << ", lane " << l << ": slot " << a << " then " << b;
+        ASSERT_NE(w.ticket(a), instrument::kNoTicket) << "trial " << trial;
+        ASSERT_LT(w.ticket(a), w.ticket(b)) << "trial " << trial << ", lane " << l << ": slot " << a << " then " << b;
       }
   }
 }

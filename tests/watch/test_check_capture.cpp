@@ -425,6 +425,28 @@ TEST(CheckCapture, ChunksPastTheCapacityAreDropped) {
   EXPECT_EQ(w[5], 2 * C);
 }
 
+// Relative ticket words (trace.hpp, Order): a voter of a shared warp record gives its next
+// record the ticket kept for it, bit 31 set, the warp record's slot from bit 5 and its rank less
+// one below; the host reads it as the warp record's ticket plus 7 plus the rank. One whose warp
+// record has no ticket has none, and goes after the ticketed records.
+TEST(CheckCapture, RelativeTicketsFollowTheirWarpRecord) {
+  using tmakit::instrument::TraceOp;
+  ByHand h(4 * C, 1);
+  Record a = in_cluster(0, 0, 0), b = a, c = a, d = a;
+  b.tid_x = 1, c.tid_x = 2, d.tid_x = 3;
+  const auto relative = [](uint32_t slot, uint32_t rank) { return 0x80000000u | slot << 5 | (rank - 1); };
+  h.put(1, of_lane(a, 1, 11), 20);                   // A: the warp record of A, B and C (ticket 20, kept 28..58)
+  h.put(C + 1, of_lane(b, 3, 11), relative(1, 1));   // B, rank 1: ticket 28
+  h.put(2 * C + 1, of_lane(c, 4, 11), relative(1, 2));  // C, rank 2: ticket 29
+  h.put(2, of_lane(a, 0, 11), 10);                   // A's record before: ticket 10
+  h.put(3 * C + 1, of_lane(d, 2, 11), 25);           // another lane's, between the warp record and the kept ones
+  h.put(C + 2, of_lane(b, 6, 11), relative(5, 1));   // slot 5 holds no record: no ticket, last
+  h.put(2 * C + 3, of_lane(c, 5, 11), 59);           // after the kept ones
+  const std::vector<Record> got = tmakit::check::in_ticket_order(h.slots.data(), h.tickets.data(), h.slots.size());
+  ASSERT_EQ(got.size(), 7u);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].site, i) << i;
+}
+
 // The host's side of the device's shortcuts (trace.hpp): ids from each chunk's header; a tensor
 // operation flagged kFlagMapCached gets copies of the map halves its thread last wrote at the
 // same site, in the place of its first two tickets; one with no such halves is left out, and so

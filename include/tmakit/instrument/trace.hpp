@@ -38,7 +38,11 @@ namespace tmakit::instrument {
 //     hold that can order the lane after other threads (bar.warp.sync, shfl, vote, elect,
 //     match, redux, fences, atomics, acquire or volatile loads, a call), ends the lane's
 //     reservation. A warp record of several lanes (which stands for each) is written under a
-//     fresh reservation, and ends the other lanes' reservations. So a record's ticket is above
+//     fresh reservation of kSharedReservation tickets, and ends the other lanes' reservations;
+//     the next record of each other voter (rank r among the voters, 1..31) takes the ticket
+//     kept for it, the warp record's plus kTicketReservation - 1 + r, written as a relative
+//     ticket word: kRelativeTicket + (the warp record's slot << kRelativeSlotAt) + r - 1, which
+//     the host resolves (a relative word whose warp record has no ticket has none). So a record's ticket is above
 //     those of every record that happens before it. Tickets are a total order of a cluster's
 //     records, with gaps (tickets reserved and never used). The ticket is written to the record
 //     slot's ticket word at the lane's next recorded site (or before it returns), when the
@@ -71,6 +75,16 @@ inline constexpr size_t kTicketCountersAt = 2, kDroppedCounter = 1;
 // Tickets a lane reserves at once (Order, above): a pipeline's producer takes those of a
 // k-block's wait, arrive and two tensor copies (1 + 1 + 3 + 3) with one atomic.
 inline constexpr uint32_t kTicketReservation = 8;
+// A shared warp record's fresh reservation: the writer's kTicketReservation, then one for the
+// next record of each other voter (Order, above). A ticket word with kRelativeTicket set is
+// relative: the slot of the warp record from bit kRelativeSlotAt, the voter's rank less one
+// below it. Real tickets stay below kRelativeTicket (a cluster's counter is far from 2^31), and
+// the largest relative word (the last slot of kMaxCapacity, rank 31) is below kNoTicket.
+inline constexpr uint32_t kSharedReservation = kTicketReservation + 31;
+inline constexpr uint32_t kRelativeTicket = 1u << 31, kRelativeSlotAt = 5;
+static_assert(kSharedReservation - kTicketReservation + 1 <= 1u << kRelativeSlotAt, "a rank less one fits below the slot");
+static_assert(uint64_t{kRelativeTicket} + ((kMaxCapacity - 1) << kRelativeSlotAt) + 30 < kNoTicket,
+              "every relative word is below the no-ticket value");
 
 // What a record reports. Numbered for good: recorded traces keep their meaning.
 enum class TraceOp : uint16_t {

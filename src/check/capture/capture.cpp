@@ -300,6 +300,17 @@ std::vector<Record> in_ticket_order(const Record* slots, const uint32_t* tickets
   std::vector<Record> records(n);
   for (size_t s = 0; s < n; ++s) std::memcpy(&records[s], const_cast<const Record*>(slots + s), sizeof records[s]);
   fill_ids(records);
+  // Relative ticket words (trace.hpp, Order): the ticket kept for a voter of a shared warp
+  // record, above the warp record's.
+  for (size_t s = 0; s < n; ++s) {
+    const uint32_t word = tickets[s];
+    if (word == kNoTicket || !(word & instrument::kRelativeTicket)) continue;
+    const uint64_t anchor = (word - instrument::kRelativeTicket) >> instrument::kRelativeSlotAt;
+    const uint32_t rank = (word & ((1u << instrument::kRelativeSlotAt) - 1)) + 1;
+    const uint32_t base = anchor < n ? tickets[anchor] : kNoTicket;
+    ticket[s] = base == kNoTicket || (base & instrument::kRelativeTicket) ? kNoTicket
+                                                                          : base + instrument::kTicketReservation - 1 + rank;
+  }
   // A tensor operation's three tickets (trace.hpp): the last of them at its map's first half,
   // which takes the first, the next two for the records after it; or, where the halves were
   // not written, at its own record, which stands third and keeps it.
