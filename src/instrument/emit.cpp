@@ -311,15 +311,10 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("and.pred " + reserve + ", " + reserve + ", " + on + ";");
       l.push_back("@" + reserve + " mov.u32 " + next_place + ", " + n + ";");
     }
-    // The writer of a shared warp record reserves at the end of the site instead (below): the
-    // other voters set their ticket register there, and a write to a register an atomic of the
-    // warp still has in flight waits for its answer, in every lane.
-    const std::string reserve_alone = w.p(19), reserve_shared = w.p(20);
     if (warp_at) {
-      l.push_back("not.pred " + reserve_alone + ", " + shared_record + ";");
-      l.push_back("and.pred " + reserve_shared + ", " + reserve + ", " + shared_record + ";");
-      l.push_back("and.pred " + reserve_alone + ", " + reserve_alone + ", " + reserve + ";");
-      l.push_back("@" + reserve_alone + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
+      const std::string amount = scratch2;
+      l.push_back("selp.u32 " + amount + ", " + std::to_string(kSharedReservation) + ", " + R + ", " + shared_record + ";");
+      l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + amount + ";");
     } else {
       l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
     }
@@ -396,8 +391,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       const std::string rel_done = "$" + prefix + "_relative_" + std::to_string(id);
       const std::string writer = scratch2, word = scratch, voter = w.p(6);
       l.push_back("@" + alone + " bra.uni " + rel_done + ";");
-      l.push_back("vote.sync.any.pred " + voter + ", " + shared_record + ", " + mask + ";");  // voters whose values differ share none
-      l.push_back("@!" + voter + " bra.uni " + rel_done + ";");
       l.push_back("brev.b32 " + writer + ", " + voters + ";");
       l.push_back("clz.b32 " + writer + ", " + writer + ";");
       l.push_back("shfl.sync.idx.b32 " + word + ", " + pending + ", " + writer + ", 31, " + mask + ";");
@@ -414,8 +407,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("@" + voter + " mov.u32 " + lane.ticket + ", " + word + ";");
       l.push_back("@" + voter + " mov.u32 " + lane.pending + ", " +
                   std::to_string(kPendingNone | (kTicketReservation - 1) << kPendingPlaceAt) + ";");
-      l.push_back("@" + reserve_shared + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " +
-                  std::to_string(kSharedReservation) + ";");
       l.push_back(rel_done + ":");
     }
   }

@@ -15,8 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tmakit/instrument/trace.hpp"
-
 namespace instrument_test {
 
 namespace fs = std::filesystem;
@@ -224,12 +222,7 @@ inline size_t count_records(const std::string& text) {
   const std::string atom = "atom.global.add.u32 %";
   for (size_t k = text.find(atom); k != std::string::npos; k = text.find(atom, k + 1)) {
     const size_t comma = text.find(',', k);
-    // A site's reservation of kTicketReservation (a warp record site's writer may also take
-    // kSharedReservation, at the site's end: not counted again).
-    const size_t end = text.find(';', k);
-    const std::string amount = ", " + std::to_string(tmakit::instrument::kTicketReservation) + ";";
-    n += comma != std::string::npos && text.compare(comma - 7, 7, "_ticket") == 0 && end != std::string::npos &&
-         end + 1 >= amount.size() && text.compare(end + 1 - amount.size(), amount.size(), amount) == 0;
+    n += comma != std::string::npos && text.compare(comma - 7, 7, "_ticket") == 0;
   }
   return n;
 }
