@@ -20,7 +20,8 @@
 #        (PROFILE_RUNS: what:launches-skipped, what plain, recording, not-recording, or base-… for the
 #        build in .gpupack/base; and the SASS of
 #        the cubins in .gpupack/sass, where carried); "compare": CUTLASS 48 traced under the build in
-#        .gpupack/base (B), .gpupack/exp (E, where carried) and this one (N), in turn (COMPARE_ROUNDS, default 2; 4096^3 once); "warmth": each of
+#        .gpupack/base (B), .gpupack/exp (E, where carried) and this one (N), in turn (COMPARE_ROUNDS, default 2; 4096^3 once), and
+#        Triton's matmuls and attention so where the tutorials and each build's tmakit-ptxas were carried; "warmth": each of
 #        CUTLASS 48's launches timed alone by Nsight Compute, plain and traced. Each ring run is judged against
 #        tests/gpu/check/ring/ring_expect.py (the rule at the
 #        source's `// at:TAG` line) and the mutant drivers judge theirs: the log says AS EXPECTED or
@@ -145,6 +146,22 @@ device() {
         done
       done
     done
+    # Triton's matmuls and attention the same way, where the tutorials were carried and each build
+    # has its tmakit-ptxas (Triton's route instruments through it).
+    if [ -d "$R/triton-tutorials" ]; then
+      local only
+      for round in $(seq "${COMPARE_ROUNDS:-2}"); do
+        for b in B E N; do
+          local dir=$R; [ $b = B ] && dir=$ROOT/.gpupack/base; [ $b = E ] && dir=$ROOT/.gpupack/exp
+          [ -x "$dir/tmakit" ] && [ -x "$dir/tmakit-ptxas" ] || continue
+          for only in matmul attention; do
+            echo "-- triton $only $b round $round: $(timeout -k 5 120 "$dir/tmakit" check --timeout 10 --launches 1 -- \
+              python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --only $only 2>&1 |
+              grep -E 'traced' | sed -E 's/^tmakit check: ([a-z_]+) .*records, (.*) on the GPU traced/\1 \2/' | tr '\n' ' ')"
+          done
+        done
+      done
+    fi
   fi
   if [[ $parts == *" warmth "* ]] && command -v ncu >/dev/null; then
     # Each launch's own time, first (cold: code, descriptors and caches) and later ones, plain and
