@@ -311,7 +311,10 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("and.pred " + reserve + ", " + reserve + ", " + on + ";");
       l.push_back("@" + reserve + " mov.u32 " + next_place + ", " + n + ";");
     }
-    if (warp_at) {
+    // A barrier's warp record keeps no tickets for its voters: the barrier ends every lane's
+    // reservation right after it (Triton records a bar.sync between most of its steps).
+    const bool keeps_tickets = warp_at && !ends_reservation(plan.op);
+    if (keeps_tickets) {
       const std::string amount = scratch2;
       l.push_back("selp.u32 " + amount + ", " + std::to_string(kSharedReservation) + ", " + R + ", " + shared_record + ";");
       l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + amount + ";");
@@ -381,7 +384,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("or.b32 " + pending + ", " + pending + ", " + place_bits + ";");
     l.push_back("@" + on + " mov.u32 " + lane.pending + ", " + pending + ";");
     l.push_back("@" + on + " add.u32 " + lane.slot + ", " + lane.slot + ", " + slots + ";");
-    if (warp_at) {
+    if (keeps_tickets) {
       // The other voters of a shared warp record: each one's next record takes the ticket kept
       // for it in the writer's reservation, a relative ticket word naming the warp record's
       // slot and the voter's rank (trace.hpp), so that it needs no atomic of its own. Set as

@@ -38,7 +38,8 @@ namespace tmakit::instrument {
 //     hold that can order the lane after other threads (bar.warp.sync, shfl, vote, elect,
 //     match, redux, fences, atomics, acquire or volatile loads, a call), ends the lane's
 //     reservation. A warp record of several lanes (which stands for each) is written under a
-//     fresh reservation of kSharedReservation tickets, and ends the other lanes' reservations;
+//     fresh reservation of kSharedReservation tickets (a barrier's: kTicketReservation, and it
+//     keeps none, as the barrier ends every reservation), and ends the other lanes' reservations;
 //     the next record of each other voter (rank r among the voters, 1..31) takes the ticket
 //     kept for it, the warp record's plus kTicketReservation - 1 + r, written as a relative
 //     ticket word: kRelativeTicket + (the warp record's slot << kRelativeSlotAt) + r - 1, which
