@@ -252,39 +252,6 @@ uint64_t tickets_taken(const std::vector<uint32_t>& counters) {
   return made;
 }
 
-using instrument::Record;
-using instrument::TraceOp;
-
-bool is(const Record& r, TraceOp op) { return r.op == static_cast<uint16_t>(op); }
-
-bool is_tensor_operation(const Record& r) { return instrument::is_tensor_operation(static_cast<TraceOp>(r.op)); }
-
-// The ids a chunk's header holds (trace.hpp: bytes 8..31), into each record after it in the
-// chunk; the header itself leaves. A record whose chunk has no header (a copy made while the
-// kernel ran, which saw the record and not yet its header) cannot be told apart from another
-// lane's and is left out.
-void fill_ids(std::vector<Record>& records) {
-  constexpr size_t kIdsAt = offsetof(Record, ctaid_x), kIdsBytes = offsetof(Record, values) - kIdsAt;
-  for (size_t c = 0; c < records.size(); c += instrument::kChunkRecords) {
-    const bool header = is(records[c], TraceOp::lane_ids);
-    const size_t end = std::min(records.size(), c + instrument::kChunkRecords);
-    for (size_t s = c + 1; s < end; ++s) {
-      if (records[s].op == 0) continue;
-      if (header) std::memcpy(reinterpret_cast<char*>(&records[s]) + kIdsAt, reinterpret_cast<const char*>(&records[c]) + kIdsAt, kIdsBytes);
-      else records[s].op = 0;
-    }
-    if (header) records[c].op = 0;
-  }
-}
-
-// The thread and site a tensor operation's map halves were last written for (trace.hpp,
-// kFlagMapCached).
-using SiteOfThread = std::array<uint32_t, 5>;
-SiteOfThread site_of_thread(const Record& r) {
-  return {r.ctaid_x, uint32_t(r.ctaid_y) | uint32_t(r.ctaid_z) << 16, uint32_t(r.tid_x) | uint32_t(r.tid_y) << 16,
-          r.tid_z, r.site};
-}
-
 }  // namespace
 
 std::optional<std::vector<uint32_t>> TraceBuffer::counters_now() const {
@@ -292,77 +259,6 @@ std::optional<std::vector<uint32_t>> TraceBuffer::counters_now() const {
   if (counters_.host != nullptr) std::memcpy(counters.data(), counters_.host, counters_bytes());
   else if (driver_.memcpy_dtoh(counters.data(), counters_.device, counters_bytes()) != 0) return std::nullopt;
   return counters;
-}
-
-std::vector<Record> in_ticket_order(const Record* slots, const uint32_t* tickets, size_t n) {
-  using instrument::kNoTicket;
-  std::vector<uint32_t> ticket(tickets, tickets + n);
-  std::vector<Record> records(n);
-  for (size_t s = 0; s < n; ++s) std::memcpy(&records[s], const_cast<const Record*>(slots + s), sizeof records[s]);
-  fill_ids(records);
-  // Relative ticket words (trace.hpp, Order): the ticket kept for a voter of a shared warp
-  // record, above the warp record's.
-  for (size_t s = 0; s < n; ++s) {
-    const uint32_t word = tickets[s];
-    if (word == kNoTicket || !(word & instrument::kRelativeTicket)) continue;
-    const uint64_t anchor = (word - instrument::kRelativeTicket) >> instrument::kRelativeSlotAt;
-    const uint32_t rank = (word & ((1u << instrument::kRelativeSlotAt) - 1)) + 1;
-    const uint32_t base = anchor < n ? tickets[anchor] : kNoTicket;
-    ticket[s] = base == kNoTicket || (base & instrument::kRelativeTicket) ? kNoTicket
-                                                                          : base + instrument::kTicketReservation - 1 + rank;
-  }
-  // A tensor operation's three tickets (trace.hpp): the last of them at its map's first half,
-  // which takes the first, the next two for the records after it; or, where the halves were
-  // not written, at its own record, which stands third and keeps it.
-  for (size_t s = 0; s < n; ++s) {
-    if (ticket[s] == kNoTicket || !is(records[s], TraceOp::tensor_map_lo)) continue;
-    const uint32_t last = ticket[s];
-    ticket[s] = last - 2;
-    for (size_t k = 1; k <= 2 && s + k < n; ++k)
-      if (ticket[s + k] == kNoTicket) ticket[s + k] = last - 2 + static_cast<uint32_t>(k);
-  }
-  struct Key {
-    uint16_t z, y;
-    uint32_t x;
-    uint64_t order;  // the ticket; past every ticket, by slot, where none came
-    uint32_t slot;
-  };
-  std::vector<Key> keys;
-  for (size_t s = 0; s < n; ++s) {
-    const Record& r = records[s];
-    if (r.op == 0) continue;
-    keys.push_back({r.clusterid_z, r.clusterid_y, r.clusterid_x,
-                    ticket[s] != kNoTicket ? ticket[s] : (uint64_t{1} << 32) + s, static_cast<uint32_t>(s)});
-  }
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return std::tie(a.z, a.y, a.x, a.order) < std::tie(b.z, b.y, b.x, b.order);
-  });
-  // Each thread's records are in its program order now: a tensor operation whose halves were
-  // not written gets copies of those its thread last wrote at its site (none kept: it is left
-  // out, as a record past the capacity is).
-  std::map<SiteOfThread, std::array<Record, 2>> halves;
-  std::vector<Record> out;
-  out.reserve(keys.size());
-  for (const Key& k : keys) {
-    Record r = records[k.slot];
-    if (is_tensor_operation(r) && (r.flags & instrument::kFlagMapCached)) {
-      const auto known = halves.find(site_of_thread(r));
-      if (known == halves.end()) continue;
-      r.flags = static_cast<uint16_t>(r.flags & ~instrument::kFlagMapCached);
-      for (int h = 0; h < 2; ++h) {
-        Record half = known->second[h];
-        std::memcpy(&half, &r, offsetof(Record, values));  // this record's site and ids
-        half.op = static_cast<uint16_t>(h == 0 ? TraceOp::tensor_map_lo : TraceOp::tensor_map_hi);
-        half.flags = 0;
-        out.push_back(half);
-      }
-    } else if (is_tensor_operation(r) && out.size() >= 2 && is(out[out.size() - 2], TraceOp::tensor_map_lo) &&
-               is(out.back(), TraceOp::tensor_map_hi) && out.back().site == r.site) {
-      halves[site_of_thread(r)] = {out[out.size() - 2], out.back()};
-    }
-    out.push_back(r);
-  }
-  return out;
 }
 
 bool TraceBuffer::collect(LaunchEnd end, double wait_s, std::string* why) {
@@ -432,8 +328,8 @@ bool TraceBuffer::collect(LaunchEnd end, double wait_s, std::string* why) {
   // those counted past the capacity (counter 1). Tickets are reserved eight at a time, so their
   // count says only that at most that many were made (trace.hpp).
   made_ = counters.size() > instrument::kDroppedCounter ? counters[instrument::kDroppedCounter] : 0;
-  for (const Record& r : records)
-    if (r.op != 0 && !is(r, TraceOp::lane_ids)) made_ += (r.flags & instrument::kFlagMapCached) ? 3 : 1;
+  for (const instrument::Record& r : records)
+    if (r.op != 0 && r.op != static_cast<uint16_t>(instrument::TraceOp::lane_ids)) made_ += (r.flags & instrument::kFlagMapCached) ? 3 : 1;
   copied_ = in_ticket_order(records.data(), tickets.data(), slots);
   used_chunks_ = chunks;
   collected_ = true;
