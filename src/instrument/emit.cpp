@@ -60,8 +60,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
 
   // A ticket for each record (three for a tensor operation: its map's two halves, then its
   // own, consecutive in the order), from the lane's reservation (trace.hpp); past the capacity
-  // nothing is written (counter 1 counts the record). The reservation's answer is read at the
-  // lane's next recorded site (flush_ticket), not here. The lanes executing the site together
+  // nothing is written (counter 1 counts the record). The reservation's answer is read when the
+  // lane leaves the reservation (flush_anchor), not here. The lanes executing the site together
   // are the active mask, so the `.sync` instructions below wait for no one else.
   const int records = plan.map ? 3 : 1;
   const std::string head_reg = w.d(next_d++);  // the record's first 8 bytes, where they vary
@@ -86,7 +86,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   // recorded, a cluster not traced), everything up to the poll count's update is branched around:
   // most sites a kernel executes record nothing, and the record's work is most of a site's cost.
   const std::string skip = "$" + prefix + "_skip_" + std::to_string(id);
-  const std::string counters = w.d(3), counter = w.d(4), capacity = w.d(5);
+  const std::string counters = w.d(3), counter = w.d(4), capacity = w.r(0);
   const std::string map_miss = w.p(9);
   std::string map_key;
   {
@@ -114,7 +114,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // between.
     l.push_back("ld.local.u64 " + counter + ", " + lane_word(prefix, kLaneCounter) + ";");
     l.push_back("setp.ne.and.u64 " + on + ", " + counter + ", 0, " + on + ";");
-    l.push_back("ld.const.u64 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
+    // The capacity's low half: it is at most kMaxCapacity.
+    l.push_back("ld.const.u32 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
     if (warp_at) {
       // A warp record when every voter's values agree (match.all.sync over the voters, who all
       // run it: it is guarded by `on`) and so does a wait's outcome: one record, written by the
@@ -180,9 +181,9 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       // A warp record stands for every voter: its ticket must be above each voter's earlier
       // ones and below their later ones, and the voters' reservations were taken at other
       // times. So where it stands for more than one lane, the writer reserves afresh (above
-      // every ticket handed out so far, kSharedReservation: its own eight and one for each
-      // other voter) and the other voters' reservations end; each voter's next record takes
-      // the ticket kept for it, relative to the warp record's (below, trace.hpp). (Without
+      // every ticket handed out so far) and the other voters' reservations end; each voter's
+      // next record takes the reservation's last ticket, relative to the warp record's (below,
+      // trace.hpp). (Without
       // this, a lane's store recorded alone under a reservation newer than the writer's
       // followed the fence the warp recorded after it.) A lone voter writes its own record
       // and shares none: these lines are branched around.
@@ -196,51 +197,43 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("and.pred " + on + ", " + on + ", " + same + ";");
       l.push_back(compared + ":");
     }
-    // The lane's last record's ticket goes to its slot's ticket word (trace.hpp) here, just
-    // before the register takes the next one: the atomic that answers it was issued at the
-    // lane's last recorded site, a whole record ago, so this store rarely waits for it. A site
-    // that records nothing leaves it pending.
-    // `scratch` and `scratch2` hold the flushed slot and ticket, then the reservation's and the
-    // pending word's parts below (one pair of virtual registers throughout: more made ptxas
-    // spill more in CUTLASS's producer, held to 40 registers).
-    const std::string scratch = w.r(next_r++), scratch2 = w.r(next_r++);
-    for (const std::string& f : flush_ticket(prefix, w.d(next_d), w.d(next_d + 1), scratch, scratch2, w.p(12)))
-      l.push_back(f);
     // Each writing lane takes its tickets (three for a tensor operation) from its reservation,
     // and reserves kTicketReservation afresh with an atomic of its own where the reservation
     // has too few left, or the site acquires (a wait's record, written after it returned: its
-    // ticket must be above those of the arrives it saw). The answer is read at the lane's next
-    // recorded site. (One atomic for the warp, shared out with a shuffle, made every lane wait
-    // for the answer at once; one atomic a record, eight CTAs of a cluster on one counter, was
-    // 40 % of a CUTLASS GEMM's traced time.)
+    // ticket must be above those of the arrives it saw). Nothing reads the answer until the
+    // lane reserves again. (One atomic for the warp, shared out with a shuffle, made every lane
+    // wait for the answer at once; one atomic a record, eight CTAs of a cluster on one counter,
+    // was 40 % of a CUTLASS GEMM's traced time.)
+    // `scratch` and `scratch2`: one pair of virtual registers for the ticket lines throughout
+    // (more made ptxas spill more in CUTLASS's producer, held to 40 registers).
+    const std::string scratch = w.r(next_r++), scratch2 = w.r(next_r++);
     const std::string reserve = w.p(15), R = std::to_string(kTicketReservation);
-    // `next_place`: the place in the reservation after this record's tickets (the pending
-    // word's, LaneRegisters): the last record's next place plus this one's tickets, or them
-    // alone in a fresh reservation.
-    const std::string next_place = w.r(next_r++);
     if (reserves_afresh(plan)) {
       l.push_back("mov.pred " + reserve + ", " + on + ";");
-      l.push_back("mov.u32 " + next_place + ", " + n + ";");
     } else {
-      l.push_back("bfe.u32 " + next_place + ", " + lane.pending + ", " + std::to_string(kPendingPlaceAt) + ", " +
-                  std::to_string(kPendingPlaceBits) + ";");
-      l.push_back("add.u32 " + next_place + ", " + next_place + ", " + n + ";");
-      l.push_back("setp.gt.u32 " + reserve + ", " + next_place + ", " + R + ";");
-      l.push_back("setp.lt.or.s32 " + reserve + ", " + lane.pending + ", 0, " + reserve + ";");  // ended
+      // Too few places left (the next free place past kTicketReservation less n), or ended.
+      l.push_back("and.b32 " + scratch + ", " + lane.pending + ", " + std::to_string(kPendingEnded | kPendingPlaceMask) + ";");
+      l.push_back("setp.gt.u32 " + reserve + ", " + scratch + ", " + std::to_string(kTicketReservation - records) + ";");
       if (warp_at) l.push_back("or.pred " + reserve + ", " + reserve + ", " + shared_record + ";");  // a shared record
       l.push_back("and.pred " + reserve + ", " + reserve + ", " + on + ";");
-      l.push_back("@" + reserve + " mov.u32 " + next_place + ", " + n + ";");
     }
     // A barrier's warp record keeps no tickets for its voters: the barrier ends every lane's
-    // reservation right after it (Triton records a bar.sync between most of its steps).
+    // reservation right after it (Triton records a bar.sync between most steps).
     const bool keeps_tickets = warp_at && !ends_reservation(plan.op);
+    // The reservation the lane leaves has its first ticket written to its anchor's ticket word
+    // now, if the lane owns it: where the lane reserves again (its last atomic answered a
+    // reservation ago), where it leaves for a shared warp record's kept ticket (below), and at
+    // a barrier, where a hung lane would stop.
+    std::string when = reserve;
     if (keeps_tickets) {
-      const std::string amount = scratch2;
-      l.push_back("selp.u32 " + amount + ", " + std::to_string(kSharedReservation) + ", " + R + ", " + shared_record + ";");
-      l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + amount + ";");
-    } else {
-      l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
+      when = w.p(19);
+      l.push_back("not.pred " + when + ", " + on + ";");
+      l.push_back("and.pred " + when + ", " + when + ", " + shared_record + ";");  // a voter not writing
+      l.push_back("or.pred " + when + ", " + when + ", " + reserve + ";");
     }
+    if (ends_reservation(plan.op)) when = "";
+    for (const std::string& f : flush_anchor(prefix, w.d(next_d), w.d(next_d + 1), scratch, w.p(12), when)) l.push_back(f);
+    l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
     // A tensor operation writes its map's halves only where this site of the lane's last read
     // another map address (trace.hpp): the function's map cache, in local memory, holds the
     // address each such site last wrote the halves for (0: none since the function began or
@@ -262,7 +255,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // to whole chunks), so a lane whose chunk is below it writes there until the chunk is full.
     // A new chunk and a record past the capacity are both rare, and are branched around
     // together where no lane of the warp meets either.
-    const std::string used = w.r(next_r++), slot = w.d(next_d++), fresh = w.p(8), header = w.p(10), over = w.p(16), rare = w.p(17),
+    const std::string used = w.r(next_r++), fresh = w.p(8), header = w.p(10), over = w.p(16), rare = w.p(17),
                       taken = "$" + prefix + "_chunk_" + std::to_string(id);
     l.push_back("and.b32 " + used + ", " + lane.slot + ", " + std::to_string(kChunkRecords - 1) + ";");
     l.push_back("setp.eq.u32 " + fresh + ", " + used + ", 0;");
@@ -271,8 +264,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("setp.gt.or.u32 " + fresh + ", " + w.r(next_r) + ", " + std::to_string(kChunkRecords) + ", " + fresh + ";");
     }
     l.push_back("and.pred " + fresh + ", " + fresh + ", " + on + ";");
-    l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
-    l.push_back("setp.ge.and.u64 " + over + ", " + slot + ", " + capacity + ", " + on + ";");
+    l.push_back("setp.ge.and.u32 " + over + ", " + lane.slot + ", " + capacity + ", " + on + ";");
     l.push_back("or.pred " + rare + ", " + fresh + ", " + over + ";");
     l.push_back("vote.sync.any.pred " + rare + ", " + rare + ", " + mask + ";");
     l.push_back("@!" + rare + " bra.uni " + taken + ";");
@@ -283,55 +275,59 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // Clamped so that the slot number cannot wrap round into the buffer (a capacity is at most kMaxCapacity).
     l.push_back("@" + fresh + " min.u32 " + used + ", " + used + ", " + std::to_string(UINT32_MAX / kChunkRecords - 1) + ";");
     l.push_back("@" + fresh + " mul.lo.u32 " + lane.slot + ", " + used + ", " + std::to_string(kChunkRecords) + ";");
-    l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
-    l.push_back("setp.lt.and.u64 " + header + ", " + slot + ", " + capacity + ", " + fresh + ";");
+    l.push_back("setp.lt.and.u32 " + header + ", " + lane.slot + ", " + capacity + ", " + fresh + ";");
     l.push_back("mad.wide.u32 " + rec + ", " + lane.slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
     ids(w, l, header, rec, next_r + 1, next_d + 2);
     l.push_back(store(header, rec, 0, 8, std::to_string(id | uint64_t(TraceOp::lane_ids) << 32)));
     l.push_back("@" + fresh + " add.u32 " + lane.slot + ", " + lane.slot + ", 1;");
     // A record past the capacity is counted (counter 1), not written.
-    l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
-    l.push_back("setp.ge.and.u64 " + over + ", " + slot + ", " + capacity + ", " + on + ";");
+    l.push_back("setp.ge.and.u32 " + over + ", " + lane.slot + ", " + capacity + ", " + on + ";");
     l.push_back("@" + over + " red.global.add.u32 [" + counters + "+" + std::to_string(4 * kDroppedCounter) + "], " + n + ";");
     l.push_back(taken + ":");
-    l.push_back("cvt.u64.u32 " + slot + ", " + lane.slot + ";");
-    l.push_back("setp.lt.and.u64 " + write + ", " + slot + ", " + capacity + ", " + on + ";");
+    l.push_back("setp.lt.and.u32 " + write + ", " + lane.slot + ", " + capacity + ", " + on + ";");
     l.push_back("mad.wide.u32 " + rec + ", " + lane.slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
-    // Pending: the slot, and above it the place after the record's tickets.
-    const std::string &pending = scratch, &place_bits = scratch2;
-    l.push_back("selp.b32 " + pending + ", " + lane.slot + ", " + std::to_string(kPendingNone) + ", " + write + ";");
-    l.push_back("shl.b32 " + place_bits + ", " + next_place + ", " + std::to_string(kPendingPlaceAt) + ";");
-    l.push_back("or.b32 " + pending + ", " + pending + ", " + place_bits + ";");
-    l.push_back("@" + on + " mov.u32 " + lane.pending + ", " + pending + ";");
+    // The record's ticket word (its first slot's, trace.hpp), where it takes its tickets from the
+    // reservation it found: relative to the reservation's anchor, from the pending word alone
+    // (anchor slot and place sit where the word has them), no atomic's answer needed. A record
+    // that reserved is the new anchor: its word stays kNoTicket until the lane leaves the
+    // reservation (above).
+    const std::string relative = w.p(12), d_at = w.d(next_d + 1);
+    l.push_back("and.b32 " + scratch + ", " + lane.pending + ", " +
+                std::to_string(kRelativeSlotMask << kPendingAnchorAt | kPendingPlaceMask) + ";");
+    l.push_back("add.u32 " + scratch + ", " + scratch + ", " + std::to_string(kRelativeTicket + records - 2) + ";");
+    l.push_back("not.pred " + relative + ", " + reserve + ";");
+    l.push_back("and.pred " + relative + ", " + relative + ", " + write + ";");
+    l.push_back("ld.const.u64 " + w.d(next_d) + ", " + trace(kTraceTicketsWord) + ";");
+    l.push_back("mad.wide.u32 " + d_at + ", " + lane.slot + ", 4, " + w.d(next_d) + ";");
+    l.push_back("@" + relative + " st.global.u32 [" + d_at + "], " + scratch + ";");
+    // The pending word: a record that reserved is the anchor, owned where it was written, and
+    // the next place is past its tickets; otherwise the place moves on by them.
+    l.push_back("shl.b32 " + scratch + ", " + lane.slot + ", " + std::to_string(kPendingAnchorAt) + ";");
+    l.push_back("or.b32 " + scratch + ", " + scratch + ", " + std::to_string(kPendingOwner | records) + ";");
+    l.push_back("selp.b32 " + scratch + ", " + scratch + ", " + std::to_string(kAnchorNone << kPendingAnchorAt | records) +
+                ", " + write + ";");
+    l.push_back("add.u32 " + scratch2 + ", " + lane.pending + ", " + n + ";");
+    l.push_back("selp.b32 " + scratch + ", " + scratch + ", " + scratch2 + ", " + reserve + ";");
+    l.push_back("@" + on + " mov.u32 " + lane.pending + ", " + scratch + ";");
     l.push_back("@" + on + " add.u32 " + lane.slot + ", " + lane.slot + ", " + slots + ";");
     if (keeps_tickets) {
-      // The other voters of a shared warp record: each one's next record takes the ticket kept
-      // for it in the writer's reservation, a relative ticket word naming the warp record's
-      // slot and the voter's rank (trace.hpp), so that it needs no atomic of its own. Set as
-      // the lane's reservation at its last place: the ticket register holds the word less
-      // that place, and a record after the next one reserves afresh. Where the writer wrote
+      // The other voters of a shared warp record: each one's next record takes the writer's
+      // reservation's last ticket (trace.hpp), a relative ticket word naming the warp record's
+      // slot, so that it needs no atomic of its own: the writer's anchor, not owned, at the
+      // last place; a record after the next one reserves afresh. Where the writer wrote
       // nothing (past the capacity), the reservations stay ended.
       const std::string rel_done = "$" + prefix + "_relative_" + std::to_string(id);
       const std::string writer = scratch2, word = scratch, voter = w.p(6);
       l.push_back("@" + alone + " bra.uni " + rel_done + ";");
       l.push_back("brev.b32 " + writer + ", " + voters + ";");
       l.push_back("clz.b32 " + writer + ", " + writer + ";");
-      l.push_back("shfl.sync.idx.b32 " + word + ", " + pending + ", " + writer + ", 31, " + mask + ";");
-      l.push_back("and.b32 " + word + ", " + word + ", " + std::to_string(kPendingSlotMask) + ";");
-      // The rank again, as above: kept live across the site instead, it made ptxas spill more
-      // (CUTLASS 48's kernel: 56 bytes against 52).
-      l.push_back("mov.u32 " + below + ", %lanemask_lt;");
-      l.push_back("and.b32 " + below + ", " + below + ", " + voters + ";");
-      l.push_back("popc.b32 " + rank + ", " + below + ";");
-      l.push_back("setp.ne.and.u32 " + voter + ", " + rank + ", 0, " + shared_record + ";");
-      l.push_back("setp.ne.and.u32 " + voter + ", " + word + ", " + std::to_string(kPendingNone) + ", " + voter + ";");
-      l.push_back("shl.b32 " + word + ", " + word + ", " + std::to_string(kRelativeSlotAt) + ";");
-      l.push_back("add.u32 " + word + ", " + word + ", " + rank + ";");
-      l.push_back("add.u32 " + word + ", " + word + ", " +
-                  std::to_string(kRelativeTicket - 1 - (kTicketReservation - 1)) + ";");  // rank 1 is 0; less the place
-      l.push_back("@" + voter + " mov.u32 " + lane.ticket + ", " + word + ";");
-      l.push_back("@" + voter + " mov.u32 " + lane.pending + ", " +
-                  std::to_string(kPendingNone | (kTicketReservation - 1) << kPendingPlaceAt) + ";");
+      l.push_back("shfl.sync.idx.b32 " + word + ", " + lane.pending + ", " + writer + ", 31, " + mask + ";");
+      l.push_back("and.b32 " + word + ", " + word + ", " + std::to_string(kAnchorNone << kPendingAnchorAt) + ";");
+      l.push_back("not.pred " + voter + ", " + on + ";");  // the writer's `on` alone holds
+      l.push_back("and.pred " + voter + ", " + voter + ", " + shared_record + ";");
+      l.push_back("setp.ne.and.u32 " + voter + ", " + word + ", " + std::to_string(kAnchorNone << kPendingAnchorAt) + ", " +
+                  voter + ";");
+      l.push_back("@" + voter + " or.b32 " + lane.pending + ", " + word + ", " + std::to_string(kTicketReservation - 1) + ";");
       l.push_back(rel_done + ":");
     }
   }

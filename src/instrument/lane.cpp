@@ -39,21 +39,18 @@ LaneRegisters lane_registers(const std::string& prefix) {
   return {"%" + prefix + "_ticket", "%" + prefix + "_pending", "%" + prefix + "_slot"};
 }
 
-std::vector<std::string> flush_ticket(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
-                                      const std::string& r_slot, const std::string& r_ticket, const std::string& p_pending) {
+std::vector<std::string> flush_anchor(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
+                                      const std::string& r_anchor, const std::string& p_flush, const std::string& p_when) {
   const LaneRegisters lane = lane_registers(prefix);
-  const std::string at = "@" + p_pending + " ";
-  return {"and.b32 " + r_slot + ", " + lane.pending + ", " + std::to_string(kPendingSlotMask) + ";",
-          "setp.ne.u32 " + p_pending + ", " + r_slot + ", " + std::to_string(kPendingNone) + ";",
-          // Unguarded but the store: guarded, ptxas moved each result into place with selects.
+  // Unguarded but the store: guarded, ptxas moved each result into place with selects.
+  return {"and.b32 " + r_anchor + ", " + lane.pending + ", " + std::to_string(kPendingOwner) + ";",
+          "setp.ne" + std::string(p_when.empty() ? "" : ".and") + ".u32 " + p_flush + ", " + r_anchor + ", 0" +
+              (p_when.empty() ? "" : ", " + p_when) + ";",
           "ld.const.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
-          "bfe.u32 " + r_ticket + ", " + lane.pending + ", " + std::to_string(kPendingPlaceAt) + ", " +
-              std::to_string(kPendingPlaceBits) + ";",
-          "add.u32 " + r_ticket + ", " + r_ticket + ", " + lane.ticket + ";",
-          "sub.u32 " + r_ticket + ", " + r_ticket + ", 1;",
-          "mad.wide.u32 " + d_at + ", " + r_slot + ", 4, " + d_tickets + ";",
-          at + "st.global.u32 [" + d_at + "], " + r_ticket + ";",
-          "or.b32 " + lane.pending + ", " + lane.pending + ", " + std::to_string(kPendingNone) + ";"};
+          "bfe.u32 " + r_anchor + ", " + lane.pending + ", " + std::to_string(kPendingAnchorAt) + ", " +
+              std::to_string(kRelativeSlotBits) + ";",
+          "mad.wide.u32 " + d_at + ", " + r_anchor + ", 4, " + d_tickets + ";",
+          "@" + p_flush + " st.global.u32 [" + d_at + "], " + lane.ticket + ";"};
 }
 
 std::vector<std::string> end_reservation(const std::string& prefix, const std::string& p_guard) {
@@ -65,8 +62,8 @@ std::vector<std::string> end_reservation(const std::string& prefix, const std::s
 Code function_exit(const std::string& prefix) {
   Writer w(prefix);
   Code c;
-  c.before.push_back("// " + prefix + ": the last record's ticket, before the function returns");
-  for (const std::string& l : flush_ticket(prefix, w.d(0), w.d(1), w.r(0), w.r(1), w.p(0))) c.before.push_back(l);
+  c.before.push_back("// " + prefix + ": the reservation's first ticket, before the function returns");
+  for (const std::string& l : flush_anchor(prefix, w.d(0), w.d(1), w.r(0), w.p(0))) c.before.push_back(l);
   c.regs = w.regs();
   return c;
 }
@@ -115,7 +112,8 @@ std::vector<std::string> function_prologue(RegCounts regs, const std::string& pr
   out.push_back(".local .align 8 .b64 " + prefix + "_lane[" + std::to_string(kLaneMaps + map_entries) + "];");
   out.push_back("mov.u32 " + polls_register(prefix) + ", 0;");
   out.push_back("mov.u32 " + lane.ticket + ", 0;");
-  out.push_back("mov.u32 " + lane.pending + ", " + std::to_string(kPendingNone | kPendingEnded) + ";");  // none; no reservation
+  out.push_back("mov.u32 " + lane.pending + ", " + std::to_string(kAnchorNone << kPendingAnchorAt | kPendingEnded) +
+                ";");  // no reservation, no anchor
   out.push_back("mov.u32 " + lane.slot + ", 0;");  // no chunk yet: the first record takes one
   for (const std::string& l : setup) out.push_back(l);
   for (const std::string& l : clear_map_cache(prefix, map_entries)) out.push_back(l);

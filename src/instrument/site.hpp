@@ -153,26 +153,28 @@ inline constexpr uint32_t kFailedPollRecorded = 16;
 // answer of an atomic still in flight, maybe), its pending word, and its next free slot (a
 // multiple of kChunkRecords: its chunk is full, or it has none). The pending word, so that the
 // reservation costs no register of its own (a fifth one held across the function made a
-// producer held to 40 registers spill): bits 0..26 the slot of the lane's last record whose
-// ticket is still to be written (kPendingNone: none), bits 27..30 the place in the reservation
-// after that record's tickets (its next free place; the record's ticket is the one before it,
-// its last: trace.hpp), bit 31 set where the reservation ended (or none was taken yet).
+// producer held to 40 registers spill): bits 0..3 the next free place in the reservation,
+// bit 4 set where the lane owns its reservation's anchor (it reserved, and the anchor's record
+// was written), so that the reservation's first ticket is still to be written to the anchor's
+// ticket word; bits 5..30 the anchor's slot (kAnchorNone: none), where a relative ticket word
+// has it; bit 31 set where the reservation ended (or none was taken yet).
 struct LaneRegisters {
   std::string ticket, pending, slot;
 };
 LaneRegisters lane_registers(const std::string& prefix);
-// A pending slot is below the capacity, so the none value is no slot.
-inline constexpr uint32_t kPendingSlotMask = (1u << 27) - 1, kPendingNone = kPendingSlotMask;
-static_assert(kMaxCapacity <= kPendingNone, "every slot of the largest trace buffer is below the none value");
-inline constexpr uint32_t kPendingPlaceAt = 27, kPendingPlaceBits = 4, kPendingEnded = 1u << 31;
-static_assert(kTicketReservation < 1u << kPendingPlaceBits, "a reservation's next places (0 to all) fit the bits above the slot");
-static_assert(kPendingPlaceAt + kPendingPlaceBits == 31, "the place sits between the slot and the ended bit");
+inline constexpr uint32_t kPendingPlaceMask = 0xF, kPendingOwner = 1u << 4, kPendingAnchorAt = kRelativeSlotAt,
+                          kAnchorNone = kRelativeSlotMask, kPendingEnded = 1u << 31;
+static_assert(kTicketReservation <= kPendingPlaceMask, "a reservation's next places (0 to all) fit the place bits");
+static_assert(kPendingOwner > kPendingPlaceMask && kPendingOwner < 1u << kPendingAnchorAt, "the owner bit sits between");
+static_assert(kMaxCapacity <= kAnchorNone, "every slot of the largest trace buffer is below the none value");
+static_assert((uint64_t{kAnchorNone} << kPendingAnchorAt) < kPendingEnded, "the anchor sits below the ended bit");
 
-// Lines that write the lane's pending ticket (its reservation's first plus its next place, less one) to its
-// slot's ticket word, if one is pending; they use the two 64-bit and two 32-bit registers and
-// the predicate given.
-std::vector<std::string> flush_ticket(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
-                                      const std::string& r_slot, const std::string& r_ticket, const std::string& p_pending);
+// Lines that write the lane's reservation's first ticket to its anchor's ticket word where the
+// lane owns the anchor and `p_when` holds (always, where it is empty); they use the two 64-bit
+// registers, the 32-bit one and the predicate given.
+std::vector<std::string> flush_anchor(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
+                                      const std::string& r_anchor, const std::string& p_flush,
+                                      const std::string& p_when = "");
 
 // What ends the lane's reservation: its next record reserves afresh. After a CTA or cluster
 // barrier, and after any instruction the trace does not hold that can order the lane after
@@ -180,7 +182,8 @@ std::vector<std::string> flush_ticket(const std::string& prefix, const std::stri
 // before it. Where `p_guard` is given, only in the lanes where it holds.
 std::vector<std::string> end_reservation(const std::string& prefix, const std::string& p_guard = "");
 
-// What goes before each `ret` and `exit` of a function with sites: the pending ticket's write.
+// What goes before each `ret` and `exit` of a function with sites: the anchor's first ticket's
+// write, where the lane owns one.
 Code function_exit(const std::string& prefix);
 
 }  // namespace tmakit::instrument::detail

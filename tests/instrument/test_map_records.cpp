@@ -66,10 +66,10 @@ MapRead read_site(const std::vector<std::string>& lines) {
   // A head chosen by a predicate (a tensor operation's: kFlagMapCached or not): the first value.
   static const std::regex chosen(R"(selp\.b64 %__tmakit_d\d+, (\d+), \d+, %__tmakit_p\d+;)");
   // One reservation of N tickets a recording lane: an atom.add of N into its ticket register;
-  // a record of T tickets that reserves afresh has its next place at T (under the reserving
-  // predicate, p15).
+  // a record of T tickets that reserves afresh is its reservation's anchor, owned, with its next
+  // place at T (the pending word's bits: owner 16, the place below).
   static const std::regex atom(R"(atom\.global\.add\.u32 %__tmakit_ticket, \[%__tmakit_d4\], (\d+);)");
-  static const std::regex fresh_place(R"(@%__tmakit_p15 mov\.u32 %__tmakit_r\d+, (\d+);)");
+  static const std::regex fresh_place(R"(^\s*or\.b32 (%__tmakit_r\d+), \1, (\d+);)");
   const uint64_t header = uint64_t(instrument::TraceOp::lane_ids) << 32;  // a new chunk's first word
   MapRead m;
   int record = 0;
@@ -77,7 +77,7 @@ MapRead read_site(const std::vector<std::string>& lines) {
   for (const std::string& l : lines) {
     std::smatch g;
     if (std::regex_search(l, g, atom)) ++m.reservations, m.reserved = std::stoi(g[1]);
-    if (std::regex_search(l, g, fresh_place)) m.tickets = std::stoi(g[1]);
+    if (std::regex_search(l, g, fresh_place) && (std::stoi(g[2]) & 16)) m.tickets = std::stoi(g[2]) & 15;
     if (std::regex_search(l, g, ld)) m.space = g[1], loaded.push_back(g[2]), m.at.push_back(g[3]);
     auto stored = [&](int offset, const std::string& reg) {
       if (std::find(loaded.begin(), loaded.end(), reg) != loaded.end()) m.stores.push_back({record, offset});

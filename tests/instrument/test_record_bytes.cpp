@@ -101,16 +101,24 @@ struct Warp {
   // operation take all three in slot order. (A
   // tensor operation without its halves, kFlagMapCached, is left as it is: the tests that
   // make one read its slots.)
-  // A slot's ticket, a relative ticket word resolved (trace.hpp, Order: bit 31 set, the warp
-  // record's slot from bit 5, the voter's rank less one below; the warp record's ticket plus
-  // 7 plus the rank), kNoTicket where none came.
+  // A slot's record's last ticket, kNoTicket where none came (trace.hpp, Order): an absolute
+  // word (bit 31 clear) is its reservation's first ticket, at the reservation's first record,
+  // which takes three where it is a tensor operation (its map's first half, or the operation
+  // itself with kFlagMapCached); a relative word (bit 31 set) names that record's slot from bit
+  // 5 and holds its own last ticket less the reservation's first less one below.
   uint32_t ticket(size_t s) const {
     const uint32_t word = tickets[s];
-    if (word == instrument::kNoTicket || word < 0x80000000u) return word;
-    const size_t anchor = (word & 0x7FFFFFFFu) >> 5;
-    const uint32_t base = anchor < tickets.size() ? tickets[anchor] : instrument::kNoTicket;
-    if (base == instrument::kNoTicket || base >= 0x80000000u) return instrument::kNoTicket;
-    return base + 7 + (word & 31) + 1;
+    if (word == instrument::kNoTicket) return word;
+    if (word < 0x80000000u) {
+      const Record r = record(s);
+      const bool three = r.op == static_cast<uint16_t>(TraceOp::tensor_map_lo) ||
+                         (instrument::is_tensor_operation(static_cast<TraceOp>(r.op)) && (r.flags & instrument::kFlagMapCached));
+      return word + (three ? 2 : 0);
+    }
+    const size_t anchor = (word >> 5) & ((1u << 26) - 1);
+    const uint32_t first = anchor < tickets.size() ? tickets[anchor] : instrument::kNoTicket;
+    if (first == instrument::kNoTicket || first >= 0x80000000u) return instrument::kNoTicket;
+    return first + (word & 31) + 1;
   }
   std::vector<Record> in_order() const {
     std::vector<std::pair<uint32_t, size_t>> by_ticket;
@@ -477,10 +485,12 @@ TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
     }
 }
 
-// A ticket is read, and written to its slot's ticket word, at the lane's next recorded site (or
-// before its function returns), not at its own: a record's writing never waits for the atomic,
-// and a site that records nothing (a poll within its streak) leaves it pending.
-TEST(InstrumentRecordBytes, ATicketIsWrittenAtTheLanesNextSite) {
+// A reservation's first ticket (its atomic's answer) is read, and written to its first
+// record's ticket word, only when the lane leaves the reservation (reserves again, or returns),
+// not at the record: a record's writing never waits for the atomic. The records after it in the
+// reservation hold relative words naming it, written with them; a site that records nothing
+// takes no ticket.
+TEST(InstrumentRecordBytes, AReservationsFirstTicketIsWrittenWhenTheLaneLeavesIt) {
   Instrumented in;
   Warp w(1, kRoom);
   w.regs[0]["%p2"] = 1;
@@ -490,15 +500,18 @@ TEST(InstrumentRecordBytes, ATicketIsWrittenAtTheLanesNextSite) {
   EXPECT_EQ(w.record(1).op, static_cast<uint16_t>(TraceOp::mbar_init));
   EXPECT_EQ(w.tickets[1], instrument::kNoTicket) << "written at the site itself";
   w.regs[0]["%p2"] = 0;
-  run(w, lines_of_site(in.r.text, kInit));  // a site that records nothing: still pending
-  EXPECT_EQ(w.tickets[1], instrument::kNoTicket);
-  w.regs[0]["%p2"] = 1;
-  run(w, lines_of_site(in.r.text, kInit));  // the next recorded site: the first ticket lands
-  EXPECT_EQ(w.tickets[1], 7u);
+  run(w, lines_of_site(in.r.text, kInit));  // a site that records nothing
   EXPECT_EQ(w.tickets[2], instrument::kNoTicket);
+  w.regs[0]["%p2"] = 1;
+  run(w, lines_of_site(in.r.text, kInit));  // the reservation's second record: relative to the first
+  EXPECT_EQ(w.tickets[1], instrument::kNoTicket) << "the first ticket still unread";
+  EXPECT_EQ(w.tickets[2], 0x80000000u | 1u << 5) << "slot 1's reservation, one ticket past its first";
   run(w, in.exit());
-  EXPECT_EQ(w.tickets[2], 8u);
-  run(w, in.exit());  // nothing pending: nothing written again
+  EXPECT_EQ(w.tickets[1], 7u);
+  EXPECT_EQ(w.ticket(1), 7u);
+  EXPECT_EQ(w.ticket(2), 8u);
+  run(w, in.exit());  // again: the same word
+  EXPECT_EQ(w.tickets[1], 7u);
   EXPECT_EQ(w.tickets[3], instrument::kNoTicket);
   EXPECT_EQ(w.tickets[0], instrument::kNoTicket) << "a chunk's header has no ticket";
   EXPECT_EQ(w.made(), 2u);
@@ -624,8 +637,8 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
       run(w, in.exit());
       const size_t n = same ? 1 : voters.size();
       ASSERT_EQ(w.made(), n);
-      // A reservation a writing lane; a warp record's writer's also keeps one for each other voter.
-      EXPECT_EQ(w.reserved(), start + (same ? instrument::kTicketReservation + 31 : n * instrument::kTicketReservation));
+      // A reservation a writing lane (a warp record's writer's last ticket is the other voters' next).
+      EXPECT_EQ(w.reserved(), start + n * instrument::kTicketReservation);
       EXPECT_EQ(w.chunks(), n) << "a chunk a writing lane";
       const std::vector<Record> order = w.in_order();
       ASSERT_EQ(order.size(), n);
@@ -950,7 +963,7 @@ TEST(InstrumentRecordBytes, EachClusterTakesTicketsFromItsOwnCounter) {
     // The lane wrote them all, in its one chunk, in program order.
     EXPECT_EQ(w.chunks(), 1u);
     EXPECT_EQ(w.slots_written(), static_cast<size_t>(inits));
-    for (int s = 0; s < inits; ++s) EXPECT_EQ(w.tickets[1 + s], static_cast<uint32_t>(s)) << s;
+    for (int s = 0; s < inits; ++s) EXPECT_EQ(w.ticket(1 + s), static_cast<uint32_t>(s)) << s;
     return std::vector<uint32_t>(w.counters.begin() + 2, w.counters.end());
   };
   // One reservation of kTicketReservation tickets from the cluster's own counter.
@@ -995,10 +1008,13 @@ TEST(InstrumentRecordBytes, ATensorOperationWritesItsMapOnceASiteAndAddress) {
   // Reservations of kTicketReservation (8): the first two operations take 0..5 of the first; the
   // third needs three more than it has left, so it reserves 8..15; the fourth takes 11..13, the
   // fence 14, and ends the reservation (a tensormap fence orders the lane after others): the
-  // last operation reserves 16. Each slot's ticket word holds the last of its record's tickets.
+  // last operation reserves 16. Each record's last ticket, from the words at its first slot:
   static_assert(instrument::kTicketReservation == 8);
   const uint32_t last_tickets[][2] = {{1, 2}, {4, 5}, {5, 10}, {8, 13}, {9, 14}, {10, 18}};
-  for (const auto& [slot, ticket] : last_tickets) EXPECT_EQ(w.tickets[slot], ticket) << "slot " << slot;
+  for (const auto& [slot, ticket] : last_tickets) EXPECT_EQ(w.ticket(slot), ticket) << "slot " << slot;
+  // the reservations' first records hold their first tickets, the others words relative to them.
+  for (const auto& [slot, first] : {std::pair{1, 0u}, {5, 8u}, {10, 16u}}) EXPECT_EQ(w.tickets[slot], first) << slot;
+  for (int slot : {4, 8, 9}) EXPECT_GE(w.tickets[slot], 0x80000000u) << slot;
   // Lanes that disagree: the whole warp writes the halves where any lane must.
   Warp two(2, kRoom);
   for (int l = 0; l < 2; ++l) two.regs[l]["%p2"] = 1;

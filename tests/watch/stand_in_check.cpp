@@ -138,7 +138,8 @@ abi::CUresult launch(void* f) {
     const uint64_t n = bytes.size() / 128;
     // As the lanes that made them would (trace.hpp): each thread's records in chunks of its
     // own, 63 after the chunk's header (op 31, the thread's ids; the records' own ids zero),
-    // tickets 0.. in the recorded order; the counters: chunks taken, the records dropped, then
+    // tickets 0.. in the recorded order (each record the first of a reservation of its own: an
+    // absolute word); the counters: chunks taken, the records dropped, then
     // the first cluster's tickets. Chunks past the capacity are counted, their records too.
     auto* tickets = reinterpret_cast<uint32_t*>(m->trace[2]);
     auto* counters = reinterpret_cast<uint32_t*>(m->trace[4]);

@@ -123,7 +123,7 @@ struct ByHand {
 // Two lanes of cluster 0 and one of cluster 1, each in its own chunk: lane A in chunk 1, lane B
 // in chunk 0, cluster 1's lane in chunk 2. Tickets give the order: A's second record came
 // first, then B's first, then A's first, then a tensor operation of A's (three records, the
-// last of its three tickets at its first); B's second record's ticket never came (it hung right after).
+// first of its three tickets at its first); B's second record's ticket never came (it hung right after).
 // Sites name the expected position.
 ByHand two_lanes_and_a_cluster() {
   using tmakit::instrument::TraceOp;
@@ -132,7 +132,7 @@ ByHand two_lanes_and_a_cluster() {
   b.tid_x = 32;  // lane B: another warp's
   h.put(C + 1, of_lane(a, 3, 10), 2);
   h.put(C + 2, of_lane(a, 1, 11), 0);
-  h.put(C + 3, of_lane(a, 4, static_cast<uint16_t>(TraceOp::tensor_map_lo)), 5);  // tickets 3, 4, 5
+  h.put(C + 3, of_lane(a, 4, static_cast<uint16_t>(TraceOp::tensor_map_lo)), 3);  // tickets 3, 4, 5
   h.put(C + 4, of_lane(a, 5, static_cast<uint16_t>(TraceOp::tensor_map_hi)), tmakit::instrument::kNoTicket);
   h.put(C + 5, of_lane(a, 6, static_cast<uint16_t>(TraceOp::tensor_load)), tmakit::instrument::kNoTicket);
   h.put(1, of_lane(b, 2, 12), 1);
@@ -425,25 +425,34 @@ TEST(CheckCapture, ChunksPastTheCapacityAreDropped) {
   EXPECT_EQ(w[5], 2 * C);
 }
 
-// Relative ticket words (trace.hpp, Order): a voter of a shared warp record gives its next
-// record the ticket kept for it, bit 31 set, the warp record's slot from bit 5 and its rank less
-// one below; the host reads it as the warp record's ticket plus 7 plus the rank. One whose warp
-// record has no ticket has none, and goes after the ticketed records.
-TEST(CheckCapture, RelativeTicketsFollowTheirWarpRecord) {
+// Ticket words (trace.hpp, Order): a reservation's first record holds its first ticket (an
+// absolute word; a tensor operation's first slot, which takes three); each later record taking
+// tickets from it a relative word, bit 31 set, the first record's slot from bit 5 and its last
+// ticket less the first less one below. The voters of a shared warp record take the writer's
+// reservation's last ticket, all of them (ties go by slot). A relative word whose first record
+// has no absolute word has no ticket, and goes after the ticketed records.
+TEST(CheckCapture, RelativeTicketsFollowTheirReservationsFirstRecord) {
   using tmakit::instrument::TraceOp;
   ByHand h(4 * C, 1);
   Record a = in_cluster(0, 0, 0), b = a, c = a, d = a;
   b.tid_x = 1, c.tid_x = 2, d.tid_x = 3;
-  const auto relative = [](uint32_t slot, uint32_t rank) { return 0x80000000u | slot << 5 | (rank - 1); };
-  h.put(1, of_lane(a, 1, 11), 20);                   // A: the warp record of A, B and C (ticket 20, kept 28..58)
-  h.put(C + 1, of_lane(b, 3, 11), relative(1, 1));   // B, rank 1: ticket 28
-  h.put(2 * C + 1, of_lane(c, 4, 11), relative(1, 2));  // C, rank 2: ticket 29
-  h.put(2, of_lane(a, 0, 11), 10);                   // A's record before: ticket 10
-  h.put(3 * C + 1, of_lane(d, 2, 11), 25);           // another lane's, between the warp record and the kept ones
-  h.put(C + 2, of_lane(b, 6, 11), relative(5, 1));   // slot 5 holds no record: no ticket, last
-  h.put(2 * C + 3, of_lane(c, 5, 11), 59);           // after the kept ones
+  const auto relative = [](uint32_t slot, uint32_t low) { return 0x80000000u | slot << 5 | low; };
+  const auto op = [](TraceOp o) { return static_cast<uint16_t>(o); };
+  h.put(1, of_lane(a, 0, 11), 10);                     // A's record before: ticket 10
+  h.put(2, of_lane(a, 1, 11), 20);                     // A: the warp record of A, B and C, reserving 20..27
+  h.put(3, of_lane(a, 2, 11), relative(2, 0));         // A's next: 21
+  h.put(C + 1, of_lane(b, 4, 11), relative(2, 6));     // B's next: the reservation's last, 27
+  h.put(2 * C + 1, of_lane(c, 5, 11), relative(2, 6)); // C's next: 27 as well, after B's by slot
+  h.put(3 * C + 1, of_lane(d, 3, 11), 25);             // another lane's, between A's next and the kept one
+  h.put(2 * C + 3, of_lane(c, 6, 11), 28);             // after the kept one
+  h.put(4, of_lane(a, 7, op(TraceOp::tensor_map_lo)), 29);    // a tensor operation first: 29, 30, 31
+  h.put(5, of_lane(a, 8, op(TraceOp::tensor_map_hi)), tmakit::instrument::kNoTicket);
+  h.put(6, of_lane(a, 9, op(TraceOp::tensor_load)), tmakit::instrument::kNoTicket);
+  h.put(7, of_lane(a, 10, 11), relative(4, 3));        // place 4 of that reservation: 33
+  h.put(C + 2, of_lane(b, 11, 11), relative(9, 0));    // slot 9 holds no record: no ticket, last
+  h.put(3 * C + 2, of_lane(d, 12, 11), relative(C + 1, 0));  // its first record's word is relative: none
   const std::vector<Record> got = tmakit::check::in_ticket_order(h.slots.data(), h.tickets.data(), h.slots.size());
-  ASSERT_EQ(got.size(), 7u);
+  ASSERT_EQ(got.size(), 13u);
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].site, i) << i;
 }
 
@@ -459,21 +468,22 @@ TEST(CheckCapture, HeadersAndCachedMapHalvesAreExpandedInOrder) {
   lane.ctaid_x = 5, lane.tid_x = 33;
   auto as_lane = [&](uint32_t site, TraceOp o) { return of_lane(lane, site, op(o)); };
   // Site 9 writes its halves (tickets 0, 1, 2), then twice not (tickets 3..5 and 6..8); site 10
-  // never wrote its halves (tickets 9..11). Each ticket word holds the last of the three.
+  // never wrote its halves (tickets 9..11). Each ticket word holds the first of the three (each
+  // operation its reservation's first record).
   Record lo = as_lane(9, TraceOp::tensor_map_lo), hi = as_lane(9, TraceOp::tensor_map_hi);
   for (int i = 0; i < 64; ++i) lo.values[i] = static_cast<uint8_t>(i), hi.values[i] = static_cast<uint8_t>(64 + i);
-  h.put(1, lo, 2);
+  h.put(1, lo, 0);
   h.put(2, hi, tmakit::instrument::kNoTicket);
   h.put(3, as_lane(9, TraceOp::tensor_load), tmakit::instrument::kNoTicket);
   Record cached = as_lane(9, TraceOp::tensor_load);
   cached.flags = tmakit::instrument::kFlagMapCached;
   cached.values[0] = 0xAB;  // tells the two cached operations apart
-  h.put(5, cached, 5);
+  h.put(5, cached, 3);
   cached.values[0] = 0xCD;
-  h.put(C + 1, cached, 8);  // the lane's next chunk
+  h.put(C + 1, cached, 6);  // the lane's next chunk
   Record unknown = as_lane(10, TraceOp::tensor_store);
   unknown.flags = tmakit::instrument::kFlagMapCached;
-  h.put(4, unknown, 11);
+  h.put(4, unknown, 9);
   // A record in a chunk whose header is missing.
   h.put(2 * C + 1, as_lane(11, TraceOp::mbar_arrive), 12);
   h.slots[2 * C] = Record{};

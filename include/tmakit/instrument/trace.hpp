@@ -38,25 +38,29 @@ namespace tmakit::instrument {
 //     hold that can order the lane after other threads (bar.warp.sync, shfl, vote, elect,
 //     match, redux, fences, atomics, acquire or volatile loads, a call), ends the lane's
 //     reservation. A warp record of several lanes (which stands for each) is written under a
-//     fresh reservation of kSharedReservation tickets (a barrier's: kTicketReservation, and it
-//     keeps none, as the barrier ends every reservation), and ends the other lanes' reservations;
-//     the next record of each other voter (rank r among the voters, 1..31) takes the ticket
-//     kept for it, the warp record's plus kTicketReservation - 1 + r, written as a relative
-//     ticket word: kRelativeTicket + (the warp record's slot << kRelativeSlotAt) + r - 1, which
-//     the host resolves (a relative word whose warp record has no ticket has none). So a record's ticket is above
-//     those of every record that happens before it. Tickets are a total order of a cluster's
-//     records, with gaps (tickets reserved and never used). The ticket is written to the record
-//     slot's ticket word at the lane's next recorded site (or before it returns), when the
-//     atomic has mostly answered; a record whose ticket never came (the lane faulted or hung
-//     right after it) follows the ticketed ones of its cluster. A tensor operation takes
+//     fresh reservation of the writer's and ends the other lanes' reservations; the next record
+//     of each other voter takes the reservation's last ticket (a barrier's warp record keeps
+//     none, as the barrier ends every reservation): the voters' next records share it, which
+//     orders none of them before another, as nothing orders them so. So a record's ticket is above
+//     those of every record that happens before it, and never below one that happens after.
+//     Tickets are a total order of a cluster's records, with gaps (tickets reserved and never
+//     used) and ties (records no synchronisation orders). A record slot's ticket word:
+//       * at a reservation's first record (its anchor), the reservation's first ticket: an
+//         absolute word (below kRelativeTicket), written when the lane reserves again, or at a
+//         barrier's record, or before its function returns (the atomic has long answered by
+//         then), kNoTicket until then;
+//       * at each later record taking tickets from it, a relative word written with the record:
+//         kRelativeTicket + (the anchor's slot << kRelativeSlotAt) + (its last ticket less the
+//         first less one); the host resolves it from the anchor's word (a relative word whose
+//         anchor has none has none).
+//     A record whose ticket never came (its lane faulted or hung in code the trace does not
+//     hold before it reserved again) follows the ticketed ones of its cluster. A tensor operation takes
 //     three tickets, for its map's two halves and its own record, whether or not it writes the
 //     halves: a lane writes them where the same site last read another map address (or none
 //     since the function began or since a tensormap fence or change of the thread's); else
 //     the operation's record alone, flagged kFlagMapCached, and the host puts in the halves
-//     the lane last wrote at that site. A record's ticket word holds the last of its tickets:
-//     written, the halves' first slot holds the third, and the host gives the halves the two
-//     before it and the operation's record the third; not written, the operation's record
-//     holds the third, its own.
+//     the lane last wrote at that site. Its ticket word is its first slot's (written, the
+//     halves' first); an anchor's first ticket is its first record's (written, the first half's).
 // The host orders a cluster's records by ticket (TraceBuffer::written); the replay needs the
 // order within a cluster only. Counter 1 counts the records made past the capacity.
 inline constexpr std::string_view kTraceSymbol = "__tmakit_trace";
@@ -68,24 +72,25 @@ inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceTic
 // record on per-cluster counters); a lane that records once still takes 8 KiB of the buffer.
 inline constexpr uint32_t kChunkRecords = 64;
 // The most record slots a trace buffer has (`tmakit check --capacity`): a slot number fits the
-// 27 bits a lane's pending word keeps for it, below the value that word uses for "none".
-inline constexpr uint64_t kMaxCapacity = uint64_t{1} << 26;
+// 26 bits a relative ticket word and a lane's pending word keep for it, below the value they
+// use for "none" (one chunk less than 2^26).
+inline constexpr uint64_t kMaxCapacity = (uint64_t{1} << 26) - kChunkRecords;  // kRelativeSlotBits, below
 inline constexpr uint32_t kNoTicket = 0xFFFFFFFF;
 // Counter words before the first cluster's (word 4): the next chunk, then the records dropped.
 inline constexpr size_t kTicketCountersAt = 2, kDroppedCounter = 1;
 // Tickets a lane reserves at once (Order, above): a pipeline's producer takes those of a
 // k-block's wait, arrive and two tensor copies (1 + 1 + 3 + 3) with one atomic.
 inline constexpr uint32_t kTicketReservation = 8;
-// A shared warp record's fresh reservation: the writer's kTicketReservation, then one for the
-// next record of each other voter (Order, above). A ticket word with kRelativeTicket set is
-// relative: the slot of the warp record from bit kRelativeSlotAt, the voter's rank less one
-// below it. Real tickets stay below kRelativeTicket (a cluster's counter is far from 2^31), and
-// the largest relative word (the last slot of kMaxCapacity, rank 31) is below kNoTicket.
-inline constexpr uint32_t kSharedReservation = kTicketReservation + 31;
-inline constexpr uint32_t kRelativeTicket = 1u << 31, kRelativeSlotAt = 5;
-static_assert(kSharedReservation - kTicketReservation + 1 <= 1u << kRelativeSlotAt, "a rank less one fits below the slot");
-static_assert(uint64_t{kRelativeTicket} + ((kMaxCapacity - 1) << kRelativeSlotAt) + 30 < kNoTicket,
+// A relative ticket word (Order, above): kRelativeTicket set, the anchor's slot from bit
+// kRelativeSlotAt (kRelativeSlotMask: none), the record's last ticket less the anchor's first
+// less one below it. Real tickets stay below kRelativeTicket (a cluster's counter is far from
+// 2^31), and the largest relative word is below kNoTicket.
+inline constexpr uint32_t kRelativeTicket = 1u << 31, kRelativeSlotAt = 5, kRelativeSlotBits = 26,
+                          kRelativeSlotMask = (1u << kRelativeSlotBits) - 1;
+static_assert(kTicketReservation - 1 < 1u << kRelativeSlotAt, "a place in the reservation fits below the slot");
+static_assert(uint64_t{kRelativeTicket} + (uint64_t{kRelativeSlotMask} << kRelativeSlotAt) + kTicketReservation < kNoTicket,
               "every relative word is below the no-ticket value");
+static_assert(kMaxCapacity <= kRelativeSlotMask, "every slot is below the none value");
 
 // What a record reports. Numbered for good: recorded traces keep their meaning.
 enum class TraceOp : uint16_t {

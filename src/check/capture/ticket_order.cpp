@@ -54,16 +54,24 @@ std::vector<Record> in_ticket_order(const Record* slots, const uint32_t* tickets
   std::vector<Record> records(n);
   for (size_t s = 0; s < n; ++s) std::memcpy(&records[s], const_cast<const Record*>(slots + s), sizeof records[s]);
   fill_ids(records);
-  // Relative ticket words (trace.hpp, Order): the ticket kept for a voter of a shared warp
-  // record, above the warp record's.
+  // The ticket words (trace.hpp, Order), each resolved to its record's last ticket: an absolute
+  // word is its reservation's first ticket, at the anchor's first slot (a tensor operation's,
+  // whose halves were written or not, takes three); a relative word counts from its anchor's.
+  auto takes_three = [&](size_t s) {
+    return is(records[s], TraceOp::tensor_map_lo) || (is_tensor_operation(records[s]) && (records[s].flags & instrument::kFlagMapCached));
+  };
   for (size_t s = 0; s < n; ++s) {
     const uint32_t word = tickets[s];
-    if (word == kNoTicket || !(word & instrument::kRelativeTicket)) continue;
-    const uint64_t anchor = (word - instrument::kRelativeTicket) >> instrument::kRelativeSlotAt;
-    const uint32_t rank = (word & ((1u << instrument::kRelativeSlotAt) - 1)) + 1;
-    const uint32_t base = anchor < n ? tickets[anchor] : kNoTicket;
-    ticket[s] = base == kNoTicket || (base & instrument::kRelativeTicket) ? kNoTicket
-                                                                          : base + instrument::kTicketReservation - 1 + rank;
+    if (word == kNoTicket) continue;
+    if (!(word & instrument::kRelativeTicket)) {
+      ticket[s] = word + (takes_three(s) ? 2 : 0);
+      continue;
+    }
+    const uint64_t anchor = (word >> instrument::kRelativeSlotAt) & instrument::kRelativeSlotMask;
+    const uint32_t first = anchor < n ? tickets[anchor] : kNoTicket;
+    ticket[s] = first == kNoTicket || (first & instrument::kRelativeTicket)
+                    ? kNoTicket
+                    : first + (word & ((1u << instrument::kRelativeSlotAt) - 1)) + 1;
   }
   // A tensor operation's three tickets (trace.hpp): the last of them at its map's first half,
   // which takes the first, the next two for the records after it; or, where the halves were
@@ -89,7 +97,7 @@ std::vector<Record> in_ticket_order(const Record* slots, const uint32_t* tickets
                     ticket[s] != kNoTicket ? ticket[s] : (uint64_t{1} << 32) + s, static_cast<uint32_t>(s)});
   }
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return std::tie(a.z, a.y, a.x, a.order) < std::tie(b.z, b.y, b.x, b.order);
+    return std::tie(a.z, a.y, a.x, a.order, a.slot) < std::tie(b.z, b.y, b.x, b.order, b.slot);  // ties: by slot
   });
   // Each thread's records are in its program order now: a tensor operation whose halves were
   // not written gets copies of those its thread last wrote at its site (none kept: it is left
