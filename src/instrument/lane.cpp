@@ -1,6 +1,6 @@
 // A lane's state for its records across a function (trace.hpp, docs/check.md "How the module is
 // changed"): the registers every site of the function shares, the lane words in local memory,
-// the write of a pending ticket, and what a function with sites begins and returns with.
+// the write of a reservation's first ticket, and what a function with sites begins and returns with.
 #include <string>
 
 #include "site.hpp"

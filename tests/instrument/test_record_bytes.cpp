@@ -518,6 +518,45 @@ TEST(InstrumentRecordBytes, AReservationsFirstTicketIsWrittenWhenTheLaneLeavesIt
   EXPECT_EQ(w.reserved(), 7 + instrument::kTicketReservation) << "one reservation for both";
 }
 
+// A barrier's record writes the lane's reservation's first ticket as well (a lane that hangs at
+// the barrier has its records before it ordered), and the barrier ends the reservation: the
+// lane's next record reserves afresh, and writes the barrier's reservation's first ticket.
+TEST(InstrumentRecordBytes, ABarriersRecordWritesTheReservationsFirstTicket) {
+  const char* module = R"(.version 8.6
+.target sm_90a
+.address_size 64
+
+.visible .entry k()
+{
+	.reg .pred %p<4>;
+	.shared .align 8 .b64 bar[1];
+	@%p2 mbarrier.init.shared::cta.b64 [bar], 32;
+	barrier.cluster.wait;
+	@%p2 mbarrier.init.shared::cta.b64 [bar], 32;
+	ret;
+}
+)";
+  const Instrumented in(module);
+  ASSERT_EQ(in.r.status, 0);
+  ASSERT_EQ(in.r.sites.size(), 3u);
+  Warp w(1, kRoom);
+  w.regs[0]["%p2"] = 1;
+  w.counters[2] = 40;
+  run(w, in.prologue());
+  run(w, lines_of_site(in.r.text, 0));
+  EXPECT_EQ(w.tickets[1], instrument::kNoTicket);
+  run(w, lines_of_site(in.r.text, 1));  // the barrier: the second record of the reservation
+  EXPECT_EQ(w.record(2).op, static_cast<uint16_t>(TraceOp::cluster_wait));
+  EXPECT_EQ(w.tickets[1], 40u) << "written at the barrier";
+  EXPECT_EQ(w.ticket(2), 41u);
+  run(w, lines_of_site(in.r.text, 2));  // after the barrier: a fresh reservation
+  EXPECT_EQ(w.reserved(), 40 + 2 * instrument::kTicketReservation);
+  EXPECT_EQ(w.tickets[3], instrument::kNoTicket);
+  run(w, in.exit());
+  EXPECT_EQ(w.ticket(3), 48u);
+  EXPECT_LT(w.ticket(2), w.ticket(3));
+}
+
 // An instruction the trace does not hold that can order the lane after other threads (a warp's
 // exchange of values, an atomic, an acquire or volatile load, a fence, bar.warp.sync) ends the
 // lane's reservation right after it (trace.hpp, Order: the lane's next record reserves afresh);
