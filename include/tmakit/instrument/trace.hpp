@@ -46,9 +46,10 @@ namespace tmakit::instrument {
 //     Tickets are a total order of a cluster's records, with gaps (tickets reserved and never
 //     used) and ties (records no synchronisation orders). A record slot's ticket word:
 //       * at a reservation's first record (its anchor), the reservation's first ticket: an
-//         absolute word (below kRelativeTicket), written when the lane reserves again, or at a
-//         barrier's record, or before its function returns (the atomic has long answered by
-//         then), kNoTicket until then;
+//         absolute word (below kRelativeTicket), written when the lane leaves the reservation:
+//         where it reserves again or takes a shared warp record's last ticket, at a barrier's
+//         record, or before its function returns (the atomic has long answered by then),
+//         kNoTicket until then;
 //       * at each later record taking tickets from it, a relative word written with the record:
 //         kRelativeTicket + (the anchor's slot << kRelativeSlotAt) + (its last ticket less the
 //         first less one); the host resolves it from the anchor's word (a relative word whose
