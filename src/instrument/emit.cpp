@@ -225,11 +225,12 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // reservation ago), where it leaves for a shared warp record's kept ticket (below), and at
     // a barrier, where a hung lane would stop.
     std::string when = reserve;
+    const std::string leaving = w.p(19);  // keeps_tickets: a voter not writing (the writer's `on` alone holds)
     if (keeps_tickets) {
-      when = w.p(19);
-      l.push_back("not.pred " + when + ", " + on + ";");
-      l.push_back("and.pred " + when + ", " + when + ", " + shared_record + ";");  // a voter not writing
-      l.push_back("or.pred " + when + ", " + when + ", " + reserve + ";");
+      when = w.p(20);
+      l.push_back("not.pred " + leaving + ", " + on + ";");
+      l.push_back("and.pred " + leaving + ", " + leaving + ", " + shared_record + ";");
+      l.push_back("or.pred " + when + ", " + leaving + ", " + reserve + ";");
     }
     if (ends_reservation(plan.op)) when = "";
     for (const std::string& f : flush_anchor(prefix, w.d(next_d), w.d(next_d + 1), scratch, w.p(12), when)) l.push_back(f);
@@ -297,8 +298,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("add.u32 " + scratch + ", " + scratch + ", " + std::to_string(kRelativeTicket + records - 2) + ";");
     l.push_back("not.pred " + relative + ", " + reserve + ";");
     l.push_back("and.pred " + relative + ", " + relative + ", " + write + ";");
-    l.push_back("ld.const.u64 " + w.d(next_d) + ", " + trace(kTraceTicketsWord) + ";");
-    l.push_back("mad.wide.u32 " + d_at + ", " + lane.slot + ", 4, " + w.d(next_d) + ";");
+    for (const std::string& a : ticket_word_address(w.d(next_d), d_at, lane.slot)) l.push_back(a);
     l.push_back("@" + relative + " st.global.u32 [" + d_at + "], " + scratch + ";");
     // The pending word: a record that reserved is the anchor, owned where it was written, and
     // the next place is past its tickets; otherwise the place moves on by them.
@@ -323,10 +323,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("clz.b32 " + writer + ", " + writer + ";");
       l.push_back("shfl.sync.idx.b32 " + word + ", " + lane.pending + ", " + writer + ", 31, " + mask + ";");
       l.push_back("and.b32 " + word + ", " + word + ", " + std::to_string(kAnchorNone << kPendingAnchorAt) + ";");
-      l.push_back("not.pred " + voter + ", " + on + ";");  // the writer's `on` alone holds
-      l.push_back("and.pred " + voter + ", " + voter + ", " + shared_record + ";");
       l.push_back("setp.ne.and.u32 " + voter + ", " + word + ", " + std::to_string(kAnchorNone << kPendingAnchorAt) + ", " +
-                  voter + ";");
+                  leaving + ";");
       l.push_back("@" + voter + " or.b32 " + lane.pending + ", " + word + ", " + std::to_string(kTicketReservation - 1) + ";");
       l.push_back(rel_done + ":");
     }

@@ -39,18 +39,25 @@ LaneRegisters lane_registers(const std::string& prefix) {
   return {"%" + prefix + "_ticket", "%" + prefix + "_pending", "%" + prefix + "_slot"};
 }
 
+std::vector<std::string> ticket_word_address(const std::string& d_tickets, const std::string& d_at,
+                                             const std::string& r_slot) {
+  return {"ld.const.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
+          "mad.wide.u32 " + d_at + ", " + r_slot + ", 4, " + d_tickets + ";"};
+}
+
 std::vector<std::string> flush_anchor(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
                                       const std::string& r_anchor, const std::string& p_flush, const std::string& p_when) {
   const LaneRegisters lane = lane_registers(prefix);
   // Unguarded but the store: guarded, ptxas moved each result into place with selects.
-  return {"and.b32 " + r_anchor + ", " + lane.pending + ", " + std::to_string(kPendingOwner) + ";",
-          "setp.ne" + std::string(p_when.empty() ? "" : ".and") + ".u32 " + p_flush + ", " + r_anchor + ", 0" +
-              (p_when.empty() ? "" : ", " + p_when) + ";",
-          "ld.const.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
-          "bfe.u32 " + r_anchor + ", " + lane.pending + ", " + std::to_string(kPendingAnchorAt) + ", " +
-              std::to_string(kRelativeSlotBits) + ";",
-          "mad.wide.u32 " + d_at + ", " + r_anchor + ", 4, " + d_tickets + ";",
-          "@" + p_flush + " st.global.u32 [" + d_at + "], " + lane.ticket + ";"};
+  std::vector<std::string> out = {
+      "and.b32 " + r_anchor + ", " + lane.pending + ", " + std::to_string(kPendingOwner) + ";",
+      "setp.ne" + std::string(p_when.empty() ? "" : ".and") + ".u32 " + p_flush + ", " + r_anchor + ", 0" +
+          (p_when.empty() ? "" : ", " + p_when) + ";",
+      "bfe.u32 " + r_anchor + ", " + lane.pending + ", " + std::to_string(kPendingAnchorAt) + ", " +
+          std::to_string(kRelativeSlotBits) + ";"};
+  for (const std::string& l : ticket_word_address(d_tickets, d_at, r_anchor)) out.push_back(l);
+  out.push_back("@" + p_flush + " st.global.u32 [" + d_at + "], " + lane.ticket + ";");
+  return out;
 }
 
 std::vector<std::string> end_reservation(const std::string& prefix, const std::string& p_guard) {
