@@ -50,7 +50,14 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
         std::string t = s.bits == 64 ? w.d(next_d++) : s.bits == 16 ? w.h(next_h++) : w.r(next_r++);
         pre.push_back("mov.b" + std::to_string(s.bits == 64 || s.bits == 16 ? s.bits : 32) + " " + t + ", " + s.name + ";");
         vals.push_back(t);
-      } else {  // address: base (a register, widened, or a variable's address) plus offset
+      } else if (s.base_is_reg && s.bits == 32) {
+        // A 32-bit base (a shared address): the sum in 32 bits, as the instruction forms it,
+        // stored in the field's low half (the buffer is zeroed): no widening into a pair.
+        std::string t = w.r(next_r++);
+        pre.push_back(s.value ? "add.u32 " + t + ", " + s.name + ", " + std::to_string(static_cast<uint32_t>(s.value)) + ";"
+                              : "mov.b32 " + t + ", " + s.name + ";");
+        vals.push_back(t);
+      } else {  // address: base (a 64-bit register or a variable's address) plus offset
         std::string t = w.d(next_d++);
         address_into(pre, t, s);
         vals.push_back(t);
@@ -88,6 +95,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   const std::string skip = "$" + prefix + "_skip_" + std::to_string(id);
   const std::string counters = w.d(3), counter = w.d(4), capacity = w.r(0);
   const std::string map_miss = w.p(9);
+  const std::string reserve = w.p(15);  // the record reserves afresh: the reservation's anchor
   std::string map_key;
   {
     const std::string mask = w.r(next_r++), voters = w.r(next_r++), below = w.r(next_r++), rank = w.r(next_r++);
@@ -145,7 +153,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
           if (src.kind == Source::Kind::imm || (src.kind == Source::Kind::address && !src.base_is_reg)) continue;
           if (src.bits == 64) {
             keys64.push_back(v);
-          } else if (src.kind == Source::Kind::address) {
+          } else if (src.kind == Source::Kind::address && !(src.base_is_reg && src.bits == 32)) {
             const std::string lo = w.r(key_r++);
             l.push_back("cvt.u32.u64 " + lo + ", " + v + ";");
             keys32.push_back(lo);
@@ -207,7 +215,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // `scratch` and `scratch2`: one pair of virtual registers for the ticket lines throughout
     // (more made ptxas spill more in CUTLASS's producer, held to 40 registers).
     const std::string scratch = w.r(next_r++), scratch2 = w.r(next_r++);
-    const std::string reserve = w.p(15), R = std::to_string(kTicketReservation);
+    const std::string R = std::to_string(kTicketReservation);
     if (reserves_afresh(plan)) {
       l.push_back("mov.pred " + reserve + ", " + on + ";");
     } else {
@@ -287,19 +295,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back(taken + ":");
     l.push_back("setp.lt.and.u32 " + write + ", " + lane.slot + ", " + capacity + ", " + on + ";");
     l.push_back("mad.wide.u32 " + rec + ", " + lane.slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
-    // The record's ticket word (its first slot's, trace.hpp), where it takes its tickets from the
-    // reservation it found: relative to the reservation's anchor, from the pending word alone
-    // (anchor slot and place sit where the word has them), no atomic's answer needed. A record
-    // that reserved is the new anchor: its word stays kNoTicket until the lane leaves the
-    // reservation (above).
-    const std::string relative = w.p(12), d_at = w.d(next_d + 1);
-    l.push_back("and.b32 " + scratch + ", " + lane.pending + ", " +
-                std::to_string(kRelativeSlotMask << kPendingAnchorAt | kPendingPlaceMask) + ";");
-    l.push_back("add.u32 " + scratch + ", " + scratch + ", " + std::to_string(kRelativeTicket + records - 2) + ";");
-    l.push_back("not.pred " + relative + ", " + reserve + ";");
-    l.push_back("and.pred " + relative + ", " + relative + ", " + write + ";");
-    for (const std::string& a : ticket_word_address(w.d(next_d), d_at, lane.slot)) l.push_back(a);
-    l.push_back("@" + relative + " st.global.u32 [" + d_at + "], " + scratch + ";");
     // The pending word: a record that reserved is the anchor, owned where it was written, and
     // the next place is past its tickets; otherwise the place moves on by them.
     l.push_back("shl.b32 " + scratch + ", " + lane.slot + ", " + std::to_string(kPendingAnchorAt) + ";");
@@ -347,7 +342,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     for (size_t k = 0; k < operands[i].size(); ++k) {
       const Source& s = plan.entries[i].elems[k];
       // A register narrower than its field is stored with its own width (the rest stays 0).
-      uint32_t bytes = s.kind == Source::Kind::reg ? std::min<uint32_t>(f.bytes, s.bits / 8) : f.bytes;
+      const bool narrow = s.kind == Source::Kind::reg || (s.kind == Source::Kind::address && s.base_is_reg && s.bits == 32);
+      uint32_t bytes = narrow ? std::min<uint32_t>(f.bytes, s.bits / 8) : f.bytes;
       rec_lines.push_back(store(write, rec, f.offset + static_cast<uint32_t>(k) * f.stride, bytes, operands[i][k]));
     }
   }
@@ -370,6 +366,20 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     head_value = head_reg;
     rec_lines.push_back("@" + uniform + " or.b64 " + head_reg + ", " + head_reg + ", " + std::to_string(uint64_t(kFlagWarp) << 48) + ";");
   }
+  // The record's ticket word (trace.hpp; bytes 8..11, which a record after its chunk's header
+  // leaves free), before the head. Where the record took its tickets from the reservation it
+  // found, it is relative to the reservation's anchor, made from the pending word alone (anchor
+  // slot and place sit where the word has them; the place has moved on by the record's
+  // tickets), no atomic's answer needed; a record that reserved is the new anchor, kNoTicket
+  // until the lane leaves the reservation (flush_anchor). Made here, not where the pending word
+  // changed: a register less through the record's stores. (In one 16-byte store with the head,
+  // the four registers it needs made ptxas spill in CUTLASS's producer.)
+  const std::string ticket_word = w.r(next_r + 5);
+  rec_lines.push_back("and.b32 " + ticket_word + ", " + lane.pending + ", " +
+                      std::to_string(kRelativeSlotMask << kPendingAnchorAt | kPendingPlaceMask) + ";");
+  rec_lines.push_back("add.u32 " + ticket_word + ", " + ticket_word + ", " + std::to_string(kRelativeTicket - 2) + ";");
+  rec_lines.push_back("selp.b32 " + ticket_word + ", " + std::to_string(kNoTicket) + ", " + ticket_word + ", " + reserve + ";");
+  rec_lines.push_back(store(write, rec, kTicketWordAt, 4, ticket_word));
   rec_lines.push_back(store(write, rec, 0, 8, head_value));
   rec_lines.push_back(skip + ":");
   if (!plan.wait_result.empty())  // a poll that ran: its guard held (taken before it, which may write it)

@@ -39,13 +39,7 @@ LaneRegisters lane_registers(const std::string& prefix) {
   return {"%" + prefix + "_ticket", "%" + prefix + "_pending", "%" + prefix + "_slot"};
 }
 
-std::vector<std::string> ticket_word_address(const std::string& d_tickets, const std::string& d_at,
-                                             const std::string& r_slot) {
-  return {"ld.const.u64 " + d_tickets + ", " + trace(kTraceTicketsWord) + ";",
-          "mad.wide.u32 " + d_at + ", " + r_slot + ", 4, " + d_tickets + ";"};
-}
-
-std::vector<std::string> flush_anchor(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
+std::vector<std::string> flush_anchor(const std::string& prefix, const std::string& d_records, const std::string& d_at,
                                       const std::string& r_anchor, const std::string& p_flush, const std::string& p_when) {
   const LaneRegisters lane = lane_registers(prefix);
   // Unguarded but the store: guarded, ptxas moved each result into place with selects.
@@ -55,8 +49,10 @@ std::vector<std::string> flush_anchor(const std::string& prefix, const std::stri
           (p_when.empty() ? "" : ", " + p_when) + ";",
       "bfe.u32 " + r_anchor + ", " + lane.pending + ", " + std::to_string(kPendingAnchorAt) + ", " +
           std::to_string(kRelativeSlotBits) + ";"};
-  for (const std::string& l : ticket_word_address(d_tickets, d_at, r_anchor)) out.push_back(l);
-  out.push_back("@" + p_flush + " st.global.u32 [" + d_at + "], " + lane.ticket + ";");
+  // The anchor's ticket word: bytes 8..11 of its slot (trace.hpp).
+  out.push_back("ld.const.u64 " + d_records + ", " + trace(kTraceRecordsWord) + ";");
+  out.push_back("mad.wide.u32 " + d_at + ", " + r_anchor + ", " + std::to_string(kRecordBytes) + ", " + d_records + ";");
+  out.push_back("@" + p_flush + " st.global.u32 [" + d_at + "+" + std::to_string(kTicketWordAt) + "], " + lane.ticket + ";");
   return out;
 }
 

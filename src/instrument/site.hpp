@@ -168,15 +168,10 @@ static_assert(kTicketReservation <= kPendingPlaceMask, "a reservation's next pla
 static_assert(kPendingOwner > kPendingPlaceMask && kPendingOwner < 1u << kPendingAnchorAt, "the owner bit sits between");
 static_assert((uint64_t{kAnchorNone} << kPendingAnchorAt) < kPendingEnded, "the anchor sits below the ended bit");
 
-// Lines that set `d_at` to the address of slot `r_slot`'s ticket word (trace.hpp, word 2: one a
-// slot), with `d_tickets` the tickets' address.
-std::vector<std::string> ticket_word_address(const std::string& d_tickets, const std::string& d_at,
-                                             const std::string& r_slot);
-
 // Lines that write the lane's reservation's first ticket to its anchor's ticket word where the
 // lane owns the anchor and `p_when` holds (always, where it is empty); they use the two 64-bit
 // registers, the 32-bit one and the predicate given.
-std::vector<std::string> flush_anchor(const std::string& prefix, const std::string& d_tickets, const std::string& d_at,
+std::vector<std::string> flush_anchor(const std::string& prefix, const std::string& d_records, const std::string& d_at,
                                       const std::string& r_anchor, const std::string& p_flush,
                                       const std::string& p_when = "");
 

@@ -50,21 +50,21 @@ constexpr uint32_t kInit = 0, kLoad = 1, kWait = 2, kFence = 3;  // the sites, i
 constexpr uint64_t kMapAt = 0x5000;  // pmap's address
 constexpr uint64_t kRoom = 4 * instrument::kChunkRecords;  // record slots: four chunks
 
-// Where the interpreter puts `__tmakit_trace`, the record slots, their tickets and the counters.
-constexpr uint64_t kTraceAt = 0x7000000, kRecordsAt = 0x100000, kTicketsAt = 0x9000000, kCountersAt = 0x8000000;
+// Where the interpreter puts `__tmakit_trace`, the record slots and the counters.
+constexpr uint64_t kTraceAt = 0x7000000, kRecordsAt = 0x100000, kCountersAt = 0x8000000;
 
-// A warp's state: the trace's six words, the slots, tickets and counters, each lane's registers.
+// A warp's state: the trace's six words, the slots (their ticket words in them) and counters,
+// each lane's registers.
 struct Warp {
-  uint64_t words[6] = {kRecordsAt, 0, kTicketsAt, 0, kCountersAt, 1};  // capacity set by the constructor
+  uint64_t words[6] = {kRecordsAt, 0, 0, 0, kCountersAt, 1};  // capacity set by the constructor
   std::vector<uint32_t> counters;  // word 4's: [0] the next chunk, [1] unused, [2 + k] cluster k's tickets
   std::vector<uint8_t> mem;        // the record slots
-  std::vector<uint32_t> tickets;
   std::vector<std::map<std::string, uint64_t>> regs;
   std::vector<bool> active;
   std::vector<std::string> ran;  // each instruction the warp ran (any lane), in order
 
   explicit Warp(int lanes, uint64_t capacity, int clusters = 1)
-      : counters(2 + clusters, 0), mem(capacity * instrument::kRecordBytes, 0), tickets(capacity, instrument::kNoTicket),
+      : counters(2 + clusters, 0), mem(capacity * instrument::kRecordBytes, 0),
         regs(lanes), active(lanes, true) {
     words[1] = capacity;
     words[5] = static_cast<uint64_t>(clusters);
@@ -75,14 +75,25 @@ struct Warp {
     std::memcpy(&r, mem.data() + slot * sizeof r, sizeof r);
     return r;
   }
+  size_t slots() const { return mem.size() / instrument::kRecordBytes; }
   uint32_t chunks() const { return counters[0]; }
+  // A slot's ticket word (trace.hpp, Order: bytes 8..11 of a record's slot), kNoTicket where it
+  // has none: a slot not written, a chunk's header, a map's second half.
+  uint32_t word(size_t s) const {
+    const uint16_t op = record(s).op;
+    if (op == 0 || op == static_cast<uint16_t>(TraceOp::lane_ids) || op == static_cast<uint16_t>(TraceOp::tensor_map_hi))
+      return instrument::kNoTicket;
+    uint32_t w;
+    std::memcpy(&w, mem.data() + s * instrument::kRecordBytes + instrument::kTicketWordAt, 4);
+    return w;
+  }
   // Tickets the clusters' lanes reserved (trace.hpp: kTicketReservation at a time).
   uint32_t reserved(int cluster = 0) const { return counters[2 + cluster]; }
   // Records made: those written (a tensor operation three, with its map's halves or without)
   // and those counted past the capacity (counter 1).
   size_t made() const {
     size_t n = counters[1];
-    for (size_t s = 0; s < tickets.size(); ++s) {
+    for (size_t s = 0; s < slots(); ++s) {
       const Record r = record(s);
       if (r.op == 0 || r.op == static_cast<uint16_t>(TraceOp::lane_ids)) continue;
       n += (r.flags & instrument::kFlagMapCached) ? 3 : 1;
@@ -106,8 +117,14 @@ struct Warp {
   // which takes three where it is a tensor operation (its map's first half, or the operation
   // itself with kFlagMapCached); a relative word (bit 31 set) names that record's slot from bit
   // 5 and holds its own last ticket less the reservation's first less one below.
+  // A tensor operation that wrote its halves keeps a relative word in its own record and an
+  // absolute one (its anchor's) at its first half: the first half stands for the three.
   uint32_t ticket(size_t s) const {
-    const uint32_t word = tickets[s];
+    const bool halves_before = s >= 2 && record(s - 2).op == static_cast<uint16_t>(TraceOp::tensor_map_lo);
+    if (halves_before && instrument::is_tensor_operation(static_cast<TraceOp>(record(s).op))) return instrument::kNoTicket;
+    uint32_t word = this->word(s);
+    if (record(s).op == static_cast<uint16_t>(TraceOp::tensor_map_lo) && this->word(s + 2) != instrument::kNoTicket)
+      word = this->word(s + 2);
     if (word == instrument::kNoTicket) return word;
     if (word < 0x80000000u) {
       const Record r = record(s);
@@ -116,13 +133,13 @@ struct Warp {
       return word + (three ? 2 : 0);
     }
     const size_t anchor = (word >> 5) & ((1u << 26) - 1);
-    const uint32_t first = anchor < tickets.size() ? tickets[anchor] : instrument::kNoTicket;
+    const uint32_t first = anchor < slots() ? this->word(anchor) : instrument::kNoTicket;
     if (first == instrument::kNoTicket || first >= 0x80000000u) return instrument::kNoTicket;
     return first + (word & 31) + 1;
   }
   std::vector<Record> in_order() const {
     std::vector<std::pair<uint32_t, size_t>> by_ticket;
-    for (size_t s = 0; s < tickets.size(); ++s)
+    for (size_t s = 0; s < slots(); ++s)
       if (ticket(s) != instrument::kNoTicket) by_ticket.push_back({ticket(s), s});
     std::sort(by_ticket.begin(), by_ticket.end());
     std::vector<Record> out;
@@ -135,7 +152,7 @@ struct Warp {
   // Slots written with a record (not a chunk's header).
   size_t slots_written() const {
     size_t n = 0;
-    for (size_t s = 0; s < tickets.size(); ++s)
+    for (size_t s = 0; s < slots(); ++s)
       n += record(s).op != 0 && record(s).op != static_cast<uint16_t>(TraceOp::lane_ids);
     return n;
   }
@@ -370,11 +387,6 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = (val(l, parts[0]) & 0xFFFFFFFF) | val(l, parts[1]) << 32;
       } else if (op.rfind("mov.", 0) == 0) {
         r[ops[0]] = v(1);
-      } else if (op == "st.global.u32") {  // a ticket
-        auto [base, off] = at(ops[0]);
-        const uint64_t addr = r[base] + off;
-        ASSERT_TRUE(addr >= kTicketsAt && addr % 4 == 0 && (addr - kTicketsAt) / 4 < w.tickets.size()) << line;
-        w.tickets[(addr - kTicketsAt) / 4] = static_cast<uint32_t>(v(1));
       } else if (op.rfind("st.global.", 0) == 0) {
         auto [base, off] = at(ops[0]);
         ASSERT_GE(r[base] + off, w.words[0]) << "a store before the slots: " << line;
@@ -384,13 +396,22 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         if (op == "st.global.v2.b64") {
           auto parts = operands(ops[1].substr(1, ops[1].size() - 2));
           vals = {val(l, parts[0]), val(l, parts[1])};
+        } else if (op == "st.global.v4.b32") {
+          auto parts = operands(ops[1].substr(1, ops[1].size() - 2));
+          for (const std::string& p : parts) vals.push_back(val(l, p));
+          bytes = 4;
+        } else if (op == "st.global.u32") {  // an anchor's ticket word
+          ASSERT_EQ(addr % instrument::kRecordBytes, instrument::kTicketWordAt) << line;
+          vals = {v(1)};
+          bytes = 4;
         } else {
           vals = {v(1)};
           bytes = std::stoi(op.substr(op.rfind(".b") + 2)) / 8;
         }
         for (size_t k = 0; k < vals.size(); ++k) {
-          ASSERT_LE(addr + k * 8 + bytes, w.mem.size()) << "a store past the buffer: " << line;
-          std::memcpy(w.mem.data() + addr + k * 8, &vals[k], bytes);
+          const uint64_t to = addr + k * (bytes == 4 ? 4 : 8);
+          ASSERT_LE(to + bytes, w.mem.size()) << "a store past the buffer: " << line;
+          std::memcpy(w.mem.data() + to, &vals[k], bytes);
         }
       } else {
         FAIL() << "not interpreted: " << line;
@@ -469,7 +490,10 @@ TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
     const Record& got = got_all[k];
     const Record slot = w.with_ids(k + 1);
     EXPECT_EQ(std::memcmp(&slot, &got, sizeof got), 0) << "a lane fills its chunk in program order";
-    EXPECT_EQ(w.record(k + 1).ctaid_x, 0u) << "a record leaves its ids to the header";
+    // A record leaves its ids to the header, but for its ticket word (bytes 8..11).
+    const std::vector<uint8_t> zeros(32 - 12, 0);
+    EXPECT_EQ(std::memcmp(w.mem.data() + (k + 1) * instrument::kRecordBytes + 12, zeros.data(), zeros.size()), 0)
+        << "a record leaves its ids to the header";
     // Bytes 0..31 (head and ids) exactly; the values are the table's business (other tests).
     EXPECT_EQ(std::memcmp(&got, &want, 32), 0) << "site " << got.site << " op " << got.op << " ctaid " << std::hex
                                                 << got.ctaid_x << " " << got.ctaid_y << " " << got.ctaid_z << " tid "
@@ -498,22 +522,22 @@ TEST(InstrumentRecordBytes, AReservationsFirstTicketIsWrittenWhenTheLaneLeavesIt
   run(w, in.prologue());
   run(w, lines_of_site(in.r.text, kInit));
   EXPECT_EQ(w.record(1).op, static_cast<uint16_t>(TraceOp::mbar_init));
-  EXPECT_EQ(w.tickets[1], instrument::kNoTicket) << "written at the site itself";
+  EXPECT_EQ(w.word(1), instrument::kNoTicket) << "written at the site itself";
   w.regs[0]["%p2"] = 0;
   run(w, lines_of_site(in.r.text, kInit));  // a site that records nothing
-  EXPECT_EQ(w.tickets[2], instrument::kNoTicket);
+  EXPECT_EQ(w.word(2), instrument::kNoTicket);
   w.regs[0]["%p2"] = 1;
   run(w, lines_of_site(in.r.text, kInit));  // the reservation's second record: relative to the first
-  EXPECT_EQ(w.tickets[1], instrument::kNoTicket) << "the first ticket still unread";
-  EXPECT_EQ(w.tickets[2], 0x80000000u | 1u << 5) << "slot 1's reservation, one ticket past its first";
+  EXPECT_EQ(w.word(1), instrument::kNoTicket) << "the first ticket still unread";
+  EXPECT_EQ(w.word(2), 0x80000000u | 1u << 5) << "slot 1's reservation, one ticket past its first";
   run(w, in.exit());
-  EXPECT_EQ(w.tickets[1], 7u);
+  EXPECT_EQ(w.word(1), 7u);
   EXPECT_EQ(w.ticket(1), 7u);
   EXPECT_EQ(w.ticket(2), 8u);
   run(w, in.exit());  // again: the same word
-  EXPECT_EQ(w.tickets[1], 7u);
-  EXPECT_EQ(w.tickets[3], instrument::kNoTicket);
-  EXPECT_EQ(w.tickets[0], instrument::kNoTicket) << "a chunk's header has no ticket";
+  EXPECT_EQ(w.word(1), 7u);
+  EXPECT_EQ(w.word(3), instrument::kNoTicket);
+  EXPECT_EQ(w.word(0), instrument::kNoTicket) << "a chunk's header has no ticket";
   EXPECT_EQ(w.made(), 2u);
   EXPECT_EQ(w.reserved(), 7 + instrument::kTicketReservation) << "one reservation for both";
 }
@@ -544,14 +568,14 @@ TEST(InstrumentRecordBytes, ABarriersRecordWritesTheReservationsFirstTicket) {
   w.counters[2] = 40;
   run(w, in.prologue());
   run(w, lines_of_site(in.r.text, 0));
-  EXPECT_EQ(w.tickets[1], instrument::kNoTicket);
+  EXPECT_EQ(w.word(1), instrument::kNoTicket);
   run(w, lines_of_site(in.r.text, 1));  // the barrier: the second record of the reservation
   EXPECT_EQ(w.record(2).op, static_cast<uint16_t>(TraceOp::cluster_wait));
-  EXPECT_EQ(w.tickets[1], 40u) << "written at the barrier";
+  EXPECT_EQ(w.word(1), 40u) << "written at the barrier";
   EXPECT_EQ(w.ticket(2), 41u);
   run(w, lines_of_site(in.r.text, 2));  // after the barrier: a fresh reservation
   EXPECT_EQ(w.reserved(), 40 + 2 * instrument::kTicketReservation);
-  EXPECT_EQ(w.tickets[3], instrument::kNoTicket);
+  EXPECT_EQ(w.word(3), instrument::kNoTicket);
   run(w, in.exit());
   EXPECT_EQ(w.ticket(3), 48u);
   EXPECT_LT(w.ticket(2), w.ticket(3));
@@ -684,7 +708,7 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
       for (size_t i = 0; i < n; ++i) {
         const Record& r = order[i];
         // Each writing lane's own reservation, taken in lane order here.
-        EXPECT_EQ(w.tickets[i * instrument::kChunkRecords + 1], start + i * instrument::kTicketReservation) << i;
+        EXPECT_EQ(w.word(i * instrument::kChunkRecords + 1), start + i * instrument::kTicketReservation) << i;
         EXPECT_EQ(r.op, static_cast<uint16_t>(TraceOp::mbar_try_wait)) << i;
         EXPECT_EQ(r.tid_x, voters[i]) << i;
         EXPECT_EQ((r.flags & instrument::kFlagWarp) != 0, same) << i;
@@ -794,7 +818,7 @@ TEST(InstrumentRecordBytes, AWarpRecordStandsBetweenEachVotersEarlierAndLaterRec
   std::memcpy(&lanes, w.mem.data() + 2 * instrument::kRecordBytes + in.r.sites[kInit].lanes_at, 4);
   ASSERT_EQ(lanes, 3u) << "slot 2 is the warp record of both lanes";
   for (size_t s : {1u, 2u, 3u, C + 1, C + 2, C + 3}) ASSERT_NE(w.ticket(s), instrument::kNoTicket) << s;
-  EXPECT_GE(w.tickets[C + 2], 0x80000000u) << "a relative ticket word";
+  EXPECT_GE(w.word(C + 2), 0x80000000u) << "a relative ticket word";
   EXPECT_LT(w.ticket(1), w.ticket(2)) << "lane 0: its first record, then the warp's";
   EXPECT_LT(w.ticket(2), w.ticket(3)) << "lane 0: the warp's record, then its next";
   EXPECT_LT(w.ticket(C + 1), w.ticket(2)) << "lane 1: its first record, then the warp's";
@@ -817,7 +841,7 @@ TEST(InstrumentRecordBytes, TicketsKeepEachLanesProgramOrderWhateverTheMixOfReco
     for (int l = 0; l < kLanes; ++l) w.regs[l]["%p2"] = 1, w.regs[l]["%p3"] = 1, w.regs[l]["%r1"] = 0;
     run(w, in.prologue());
     std::vector<std::vector<size_t>> slots_of(kLanes);  // each lane's records, in its program order
-    std::vector<bool> written(w.tickets.size(), false);
+    std::vector<bool> written(w.slots(), false);
     const int steps = 5 + static_cast<int>(rng() % 30);
     for (int step = 0; step < steps; ++step) {
       uint32_t who = 0;
@@ -827,7 +851,7 @@ TEST(InstrumentRecordBytes, TicketsKeepEachLanesProgramOrderWhateverTheMixOfReco
       for (int l = 0; l < kLanes; ++l) w.active[l] = (who >> l) & 1, w.regs[l]["%r1"] = differ ? l & 1 : 0;
       run(w, lines_of_site(in.r.text, wait ? kWait : kInit));
       // The new records: each stands for its lanes (a warp record's mask, else its writer).
-      for (size_t s = 0; s < w.tickets.size(); ++s) {
+      for (size_t s = 0; s < w.slots(); ++s) {
         const Record r = w.record(s);
         if (written[s] || r.op == 0 || r.op == static_cast<uint16_t>(TraceOp::lane_ids)) continue;
         written[s] = true;
@@ -1052,8 +1076,8 @@ TEST(InstrumentRecordBytes, ATensorOperationWritesItsMapOnceASiteAndAddress) {
   const uint32_t last_tickets[][2] = {{1, 2}, {4, 5}, {5, 10}, {8, 13}, {9, 14}, {10, 18}};
   for (const auto& [slot, ticket] : last_tickets) EXPECT_EQ(w.ticket(slot), ticket) << "slot " << slot;
   // the reservations' first records hold their first tickets, the others words relative to them.
-  for (const auto& [slot, first] : {std::pair{1, 0u}, {5, 8u}, {10, 16u}}) EXPECT_EQ(w.tickets[slot], first) << slot;
-  for (int slot : {4, 8, 9}) EXPECT_GE(w.tickets[slot], 0x80000000u) << slot;
+  for (const auto& [slot, first] : {std::pair{1, 0u}, {5, 8u}, {10, 16u}}) EXPECT_EQ(w.word(slot), first) << slot;
+  for (int slot : {4, 8, 9}) EXPECT_GE(w.word(slot), 0x80000000u) << slot;
   // Lanes that disagree: the whole warp writes the halves where any lane must.
   Warp two(2, kRoom);
   for (int l = 0; l < 2; ++l) two.regs[l]["%p2"] = 1;

@@ -121,7 +121,7 @@ abi::CUresult get_function(void** f, void* module, const char* name) {
   return 0;
 }
 
-// What the kernel would have written: the recorded records, their tickets, the counters.
+// What the kernel would have written: the recorded records with their ticket words, the counters.
 abi::CUresult launch(void* f) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_sticky) return g_sticky;
@@ -137,11 +137,10 @@ abi::CUresult launch(void* f) {
     const std::string bytes = s.str();
     const uint64_t n = bytes.size() / 128;
     // As the lanes that made them would (trace.hpp): each thread's records in chunks of its
-    // own, 63 after the chunk's header (op 31, the thread's ids; the records' own ids zero),
-    // tickets 0.. in the recorded order (each record the first of a reservation of its own: an
+    // own, 63 after the chunk's header (op 31, the thread's ids; the records' own ids zero but
+    // their ticket words), tickets 0.. in the recorded order (each record the first of a reservation of its own: an
     // absolute word); the counters: chunks taken, the records dropped, then
     // the first cluster's tickets. Chunks past the capacity are counted, their records too.
-    auto* tickets = reinterpret_cast<uint32_t*>(m->trace[2]);
     auto* counters = reinterpret_cast<uint32_t*>(m->trace[4]);
     auto* slots = reinterpret_cast<unsigned char*>(m->trace[0]);
     constexpr size_t kIdsAt = 8, kIdsBytes = 24;  // ctaid, tid, rank, clusterid
@@ -170,7 +169,14 @@ abi::CUresult launch(void* f) {
           unsigned char* slot = slots + (first + 1 + (j - k)) * 128;
           std::memcpy(slot, bytes.data() + mine[j] * 128, 128);
           std::memset(slot + kIdsAt, 0, kIdsBytes);
-          tickets[first + 1 + (j - k)] = static_cast<uint32_t>(mine[j]);
+          // The ticket word in the slot (bytes 8..11): none at a map's second half, nor at the
+          // tensor operation after the halves (the first half's word stands for the three).
+          uint16_t op = 0, before = 0;
+          std::memcpy(&op, slot + 4, 2);
+          if (j > k) std::memcpy(&before, slots + (first + j - k) * 128 + 4, 2);
+          const bool after_halves = before == 26 && op >= 4 && op <= 7;  // tensor_map_hi, a tensor operation
+          const uint32_t word = op == 26 || after_halves ? 0xFFFFFFFFu : static_cast<uint32_t>(mine[j]);
+          std::memcpy(slot + 8, &word, 4);
         }
       }
     }

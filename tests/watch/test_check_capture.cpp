@@ -96,17 +96,15 @@ Record of_lane(const Record& lane, uint32_t site, uint16_t op) {
   return r;
 }
 
-// The device's part of one launch, by hand (trace.hpp): slots in chunks of C, a ticket a slot
-// (kNoTicket where none came), the counters (chunks taken, unused, then each cluster's tickets).
-// A record goes in with its ids in its chunk's header (the chunk's first slot, op lane_ids) and
-// zero in its own slot, as the device writes it; `wanted` keeps it whole, as the host should
-// give it back.
+// The device's part of one launch, by hand (trace.hpp): slots in chunks of C, each record's
+// ticket word in its slot (kNoTicket where none came), the counters (chunks taken, unused, then
+// each cluster's tickets). A record goes in with its ids in its chunk's header (the chunk's first
+// slot, op lane_ids) and zero in its own slot but for the ticket word, as the device writes it;
+// `wanted` keeps it whole, as the host should give it back.
 struct ByHand {
   std::vector<Record> slots, wanted;
-  std::vector<uint32_t> tickets;
   std::vector<uint32_t> counters;
-  ByHand(size_t n, size_t clusters)
-      : slots(n), wanted(n), tickets(n, tmakit::instrument::kNoTicket), counters(2 + clusters, 0) {}
+  ByHand(size_t n, size_t clusters) : slots(n), wanted(n), counters(2 + clusters, 0) {}
   void put(size_t slot, const Record& r, uint32_t ticket) {
     const size_t chunk = slot - slot % C;
     ASSERT_NE(slot, chunk) << "a chunk's first slot is its header";
@@ -116,7 +114,7 @@ struct ByHand {
     slots[chunk] = header;
     wanted[slot] = slots[slot] = r;
     std::memset(reinterpret_cast<char*>(&slots[slot]) + kIdsAt, 0, kIdsBytes);
-    tickets[slot] = ticket;
+    std::memcpy(reinterpret_cast<char*>(&slots[slot]) + tmakit::instrument::kTicketWordAt, &ticket, 4);
   }
 };
 
@@ -142,6 +140,7 @@ ByHand two_lanes_and_a_cluster() {
   return h;
 }
 constexpr uint32_t kTwoLanesRecords = 8;
+const Record kZeroRecord{};
 
 void expect_sites_in_order(const std::vector<Record>& got, uint32_t n) {
   ASSERT_EQ(got.size(), n);
@@ -165,7 +164,7 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[0], t->device_address());
   EXPECT_EQ(w[1], 3 * C);
-  EXPECT_EQ(w[2], t->tickets_address());
+  EXPECT_EQ(w[2], 0u);  // unused: the ticket words are in the slots
   EXPECT_EQ(w[3], 0u);  // every cluster traced
   EXPECT_EQ(w[4], t->counters_address());
   EXPECT_EQ(w[5], 1u);  // one ticket counter: plan_clusters was not called
@@ -181,16 +180,15 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   EXPECT_EQ(w[3], 0u);
   EXPECT_EQ(w[5], 2u);
 
-  // The tickets start as kNoTicket, the slots and counters as zero.
-  const auto* tickets = reinterpret_cast<uint32_t*>(static_cast<uintptr_t>(w[2]));
+  // The slots and counters start as zero.
   const auto* counters = reinterpret_cast<uint32_t*>(static_cast<uintptr_t>(w[4]));
-  for (uint32_t i = 0; i < 3 * C; ++i) ASSERT_EQ(tickets[i], tmakit::instrument::kNoTicket) << i;
+  const auto* slots = reinterpret_cast<Record*>(static_cast<uintptr_t>(w[0]));
+  for (uint32_t i = 0; i < 3 * C; ++i) ASSERT_EQ(slots[i].op, 0) << i;
   for (int i = 0; i < 4; ++i) ASSERT_EQ(counters[i], 0u) << i;
 
   // Host-mapped memory: what the device writes is there at once.
   const ByHand h = two_lanes_and_a_cluster();
   std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(w[0])), h.slots.data(), 3 * C * sizeof(Record));
-  std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(w[2])), h.tickets.data(), 3 * C * 4);
   std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(w[4])), h.counters.data(), 16);
   expect_sites_in_order(t->written(), kTwoLanesRecords);
   EXPECT_EQ(t->read_next(), std::optional<uint64_t>(8));  // 7 + 1 tickets
@@ -200,14 +198,13 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   EXPECT_EQ(t->dropped(), std::optional<uint64_t>(0));
   EXPECT_EQ(std::memcmp(&t->written()[1], &h.wanted[1], sizeof(Record)), 0);
 
-  // reset: the chunks the launch took, their tickets and the counters are clear again.
+  // reset: the chunks the launch took (their ticket words too) and the counters are clear again.
   t->reset();
   EXPECT_TRUE(t->written().empty());
-  for (uint32_t i = 0; i < 3 * C; ++i) EXPECT_EQ(tickets[i], tmakit::instrument::kNoTicket) << i;
+  for (uint32_t i = 0; i < 3 * C; ++i) EXPECT_EQ(std::memcmp(&slots[i], &kZeroRecord, sizeof(Record)), 0) << i;
   for (int i = 0; i < 4; ++i) EXPECT_EQ(counters[i], 0u) << i;
   // No collect since the last reset: every slot is cleared, the last one too.
-  auto* slots = reinterpret_cast<Record*>(static_cast<uintptr_t>(w[0]));
-  slots[3 * C - 1] = record(4, 15, 2);
+  const_cast<Record*>(slots)[3 * C - 1] = record(4, 15, 2);
   t->reset();
   EXPECT_TRUE(t->written().empty());
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
@@ -341,7 +338,6 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
 
   auto write = [&](const ByHand& h) {
     ASSERT_EQ(s.driver.memcpy_htod(w[0], h.slots.data(), h.slots.size() * sizeof(Record)), 0);
-    ASSERT_EQ(s.driver.memcpy_htod(w[2], h.tickets.data(), h.tickets.size() * 4), 0);
     ASSERT_EQ(s.driver.memcpy_htod(w[4], h.counters.data(), h.counters.size() * 4), 0);
   };
   ByHand h = two_lanes_and_a_cluster();
@@ -358,20 +354,18 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
   // A chunk taken after the collect (a launch no one collected, records written after a copy):
   // the chunk counter says so, and reset clears it too; else its records would come back with
   // the next launch that reuses it.
-  const Record late = in_cluster(9, 10, 0);
+  Record late = in_cluster(9, 10, 0);
   const uint32_t late_ticket = 4, chunks_now = 4;
+  std::memcpy(reinterpret_cast<char*>(&late) + tmakit::instrument::kTicketWordAt, &late_ticket, 4);
   ASSERT_EQ(s.driver.memcpy_htod(w[0] + (3 * C + 5) * sizeof(Record), &late, sizeof late), 0);
-  ASSERT_EQ(s.driver.memcpy_htod(w[2] + (3 * C + 5) * 4, &late_ticket, 4), 0);
   ASSERT_EQ(s.driver.memcpy_htod(w[4], &chunks_now, 4), 0);
-  // reset: the device's slots and counters are zero again, the tickets kNoTicket, the host copy gone.
+  // reset: the device's slots (their ticket words too) and counters are zero again, the host copy gone.
   t->reset();
   std::vector<Record> back(4 * C);
-  std::vector<uint32_t> tickets(4 * C), counters(4);
+  std::vector<uint32_t> counters(4);
   ASSERT_EQ(s.driver.memcpy_dtoh(back.data(), w[0], 4 * C * sizeof(Record)), 0);
-  ASSERT_EQ(s.driver.memcpy_dtoh(tickets.data(), w[2], 4 * C * 4), 0);
   ASSERT_EQ(s.driver.memcpy_dtoh(counters.data(), w[4], 16), 0);
-  for (const Record& r : back) EXPECT_EQ(r.op, 0);
-  for (uint32_t k : tickets) EXPECT_EQ(k, tmakit::instrument::kNoTicket);
+  for (const Record& r : back) EXPECT_EQ(std::memcmp(&r, &kZeroRecord, sizeof r), 0);
   for (uint32_t c : counters) EXPECT_EQ(c, 0u);
   EXPECT_TRUE(t->written().empty());
 
@@ -414,7 +408,6 @@ TEST(CheckCapture, ChunksPastTheCapacityAreDropped) {
   for (uint32_t i = 0; i < C - 1; ++i) h.put(C + 1 + i, in_cluster(3 + i, 11, 2), i);
   h.counters = {5, 5, 2, 0, C + 4, 0};  // counter 1: the five records past the capacity
   ASSERT_EQ(s.driver.memcpy_htod(w[0], h.slots.data(), 2 * C * sizeof(Record)), 0);
-  ASSERT_EQ(s.driver.memcpy_htod(w[2], h.tickets.data(), 2 * C * 4), 0);
   ASSERT_EQ(s.driver.memcpy_htod(w[4], h.counters.data(), h.counters.size() * 4), 0);
   ASSERT_TRUE(t->collect(tmakit::check::LaunchEnd::finished, 1, &why)) << why;
   expect_sites_in_order(t->written(), C + 1);
@@ -449,11 +442,20 @@ TEST(CheckCapture, RelativeTicketsFollowTheirReservationsFirstRecord) {
   h.put(5, of_lane(a, 8, op(TraceOp::tensor_map_hi)), tmakit::instrument::kNoTicket);
   h.put(6, of_lane(a, 9, op(TraceOp::tensor_load)), tmakit::instrument::kNoTicket);
   h.put(7, of_lane(a, 10, 11), relative(4, 3));        // place 4 of that reservation: 33
-  h.put(C + 2, of_lane(b, 11, 11), relative(9, 0));    // slot 9 holds no record: no ticket, last
-  h.put(3 * C + 2, of_lane(d, 12, 11), relative(C + 1, 0));  // its first record's word is relative: none
-  const std::vector<Record> got = tmakit::check::in_ticket_order(h.slots.data(), h.tickets.data(), h.slots.size());
-  ASSERT_EQ(got.size(), 13u);
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].site, i) << i;
+  // A tensor operation taking places 5..7 that writes its halves: its relative word is in its
+  // own record, the halves' slots hold none (kNoTicket, 0): 34, 35, 36.
+  // (One site's three records.)
+  h.put(8, of_lane(a, 11, op(TraceOp::tensor_map_lo)), tmakit::instrument::kNoTicket);
+  h.put(9, of_lane(a, 11, op(TraceOp::tensor_map_hi)), 0);
+  h.put(10, of_lane(a, 11, op(TraceOp::tensor_load)), relative(4, 6));
+  h.put(C + 2, of_lane(b, 12, 11), relative(C + 3, 0));  // slot C + 3 holds no record: no ticket, last
+  h.put(3 * C + 2, of_lane(d, 13, 11), relative(C + 1, 0));  // its first record's word is relative: none
+  const std::vector<Record> got = tmakit::check::in_ticket_order(h.slots.data(), h.slots.size());
+  const uint32_t want_sites[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 11, 11, 12, 13};
+  ASSERT_EQ(got.size(), std::size(want_sites));
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].site, want_sites[i]) << i;
+  EXPECT_EQ(got[11].op, op(TraceOp::tensor_map_lo));
+  EXPECT_EQ(got[13].op, op(TraceOp::tensor_load));
 }
 
 // The host's side of the device's shortcuts (trace.hpp): ids from each chunk's header; a tensor
@@ -488,7 +490,7 @@ TEST(CheckCapture, HeadersAndCachedMapHalvesAreExpandedInOrder) {
   h.put(2 * C + 1, as_lane(11, TraceOp::mbar_arrive), 12);
   h.slots[2 * C] = Record{};
 
-  const std::vector<Record> got = tmakit::check::in_ticket_order(h.slots.data(), h.tickets.data(), h.slots.size());
+  const std::vector<Record> got = tmakit::check::in_ticket_order(h.slots.data(), h.slots.size());
   ASSERT_EQ(got.size(), 9u);
   const TraceOp want_ops[9] = {TraceOp::tensor_map_lo, TraceOp::tensor_map_hi, TraceOp::tensor_load,
                                TraceOp::tensor_map_lo, TraceOp::tensor_map_hi, TraceOp::tensor_load,

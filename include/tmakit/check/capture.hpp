@@ -120,7 +120,6 @@ class TraceBuffer {
   // word 3), from the next attach() on; end == 0: every cluster.
   void trace_clusters(uint32_t first, uint32_t end) { clusters_word_ = end ? first | uint64_t{end} << 32 : 0; }
   CUdeviceptr device_address() const { return records_.device; }
-  CUdeviceptr tickets_address() const { return tickets_.device; }
   CUdeviceptr counters_address() const { return counters_.device; }
   RecordsIn where() const { return where_; }
 
@@ -143,7 +142,7 @@ class TraceBuffer {
   std::optional<std::vector<uint32_t>> counters_now() const;
   DriverCalls driver_;
   RecordsIn where_ = RecordsIn::host;
-  Block records_, tickets_, counters_;        // trace.hpp: the slots, a ticket a slot, the counters
+  Block records_, counters_;                  // trace.hpp: the slots, the counters
   uint64_t counter_count_ = 1;                // ticket counters in counters_
   instrument::Record* staging_ = nullptr;     // device: pinned host memory for the copy of a running launch
   void* copy_stream_ = nullptr;               // device: a non-blocking stream of the trace's own
@@ -157,9 +156,9 @@ class TraceBuffer {
   bool recording_ = false;             // an attach() set a records address since stop_recording()
 };
 
-// A cluster's records in ticket order (TraceBuffer::written): `slots` records and their
-// tickets as the device left them. Records of op 0 (unused slots) are left out.
-std::vector<instrument::Record> in_ticket_order(const instrument::Record* slots, const uint32_t* tickets, size_t n);
+// A cluster's records in ticket order (TraceBuffer::written): `n` slots as the device left them,
+// each record's ticket word in it (trace.hpp). Records of op 0 (unused slots) are left out.
+std::vector<instrument::Record> in_ticket_order(const instrument::Record* slots, size_t n);
 
 // One launch, as meta.json says it.
 struct LaunchInfo {

@@ -13,7 +13,7 @@ namespace tmakit::instrument {
 //   [0] the address of the records (device or host-mapped memory); 0 = tracing off, nothing is
 //       written
 //   [1] capacity, in records (a multiple of kChunkRecords)
-//   [2] the address of the tickets: one 32-bit word a record slot, kNoTicket until written
+//   [2] unused (0): a record's ticket word is in its own slot (kTicketWordAt)
 //   [3] the clusters traced (`tmakit check --ctas`): linear %clusterid in [low 32 bits, high 32
 //       bits); 0 traces every cluster. A launch without clusters has one CTA a cluster.
 //   [4] the address of the counters, 32-bit words: [0] the next chunk, [1] the records made
@@ -44,7 +44,9 @@ namespace tmakit::instrument {
 //     orders none of them before another, as nothing orders them so. So a record's ticket is above
 //     those of every record that happens before it, and never below one that happens after.
 //     Tickets are a total order of a cluster's records, with gaps (tickets reserved and never
-//     used) and ties (records no synchronisation orders). A record slot's ticket word:
+//     used) and ties (records no synchronisation orders). A record's ticket word, bytes 8..11 of
+//     its slot (kTicketWordAt: where a chunk's header has its ids, which the records after it
+//     leave free), written with its head:
 //       * at a reservation's first record (its anchor), the reservation's first ticket: an
 //         absolute word (below kRelativeTicket), written when the lane leaves the reservation:
 //         where it reserves again or takes a shared warp record's last ticket, at a barrier's
@@ -60,13 +62,16 @@ namespace tmakit::instrument {
 //     halves: a lane writes them where the same site last read another map address (or none
 //     since the function began or since a tensormap fence or change of the thread's); else
 //     the operation's record alone, flagged kFlagMapCached, and the host puts in the halves
-//     the lane last wrote at that site. Its ticket word is its first slot's (written, the
-//     halves' first); an anchor's first ticket is its first record's (written, the first half's).
+//     the lane last wrote at that site. Its relative word (or kNoTicket) is its own record's;
+//     the halves' heads carry none, but where it is an anchor and wrote them, its absolute
+//     word goes to its first slot's (the first half's, whose head writes kNoTicket there): an
+//     anchor's slot, which relative words name, is its first, and its first ticket the first
+//     half's.
 // The host orders a cluster's records by ticket (TraceBuffer::written); the replay needs the
 // order within a cluster only. Counter 1 counts the records made past the capacity.
 inline constexpr std::string_view kTraceSymbol = "__tmakit_trace";
 inline constexpr size_t kTraceWords = 6;
-inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceTicketsWord = 2, kTraceClustersWord = 3,
+inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceUnusedWord = 2, kTraceClustersWord = 3,
                         kTraceCountersWord = 4, kTraceCounterCountWord = 5;
 // 64: one record in 64 waits for the chunk counter's answer, a counter every writing lane of the
 // GPU bumps (at 16 a chunk, its contention made a 4096³ CUTLASS GEMM slower than one atomic a
@@ -77,6 +82,8 @@ inline constexpr uint32_t kChunkRecords = 64;
 // use for "none" (one chunk less than 2^26).
 inline constexpr uint64_t kMaxCapacity = (uint64_t{1} << 26) - kChunkRecords;  // kRelativeSlotBits, below
 inline constexpr uint32_t kNoTicket = 0xFFFFFFFF;
+// Where a record's ticket word is (Order, above): the ids' first bytes, which only a chunk's header writes.
+inline constexpr size_t kTicketWordAt = 8;
 // Counter words before the first cluster's (word 4): the next chunk, then the records dropped.
 inline constexpr size_t kTicketCountersAt = 2, kDroppedCounter = 1;
 // Tickets a lane reserves at once (Order, above): a pipeline's producer takes those of a
@@ -153,14 +160,17 @@ inline constexpr uint16_t kFlagMapCached = 4;
 
 // One record, as the device writes it (little-endian, 128 bytes, 128-byte aligned), and as
 // trace.bin holds it. The ids (bytes 8..31) the device writes in a chunk's header only (op
-// lane_ids), zero in the records after it; the host fills them in. The values are the
+// lane_ids); the records after it leave them zero but for their ticket word (bytes 8..11,
+// kTicketWordAt), and the host fills them in. The values are the
 // instruction's operands in the order the table lists them; where each sits (offset, element
 // size and count) is in the site table (`OUT.sites.json`), so the record needs no per-form
 // decoding rules beyond that:
 //   - a scalar operand takes 8 bytes, written with its register's width (16, 32 or 64 bits)
 //     or the table's width for an immediate; the rest stays 0;
 //   - an address operand (`[reg+imm]`, `[var]`) is the address the instruction uses, in its
-//     state space (a shared address is the shared-window offset), 64 bits;
+//     state space (a shared address is the shared-window offset), 64 bits; on a 32-bit base
+//     register the sum is formed in 32 bits, as the instruction forms it, and written with 32
+//     bits (the rest stays 0);
 //   - a tensor operand is two entries: the tensor map's address (64 bits; a `.param` variable
 //     gives its parameter-space address) and the coordinates, 4 bytes each;
 //   - a vector operand (im2colInfo) takes 4 bytes an element, written with the element's width;
@@ -180,6 +190,7 @@ struct Record {
 static_assert(sizeof(Record) == 128);
 inline constexpr size_t kRecordBytes = sizeof(Record);
 inline constexpr size_t kValuesOffset = offsetof(Record, values);
+static_assert(kTicketWordAt == offsetof(Record, ctaid_x), "a record's ticket word is where its header has ctaid.x");
 // Bytes of the tensor map each companion record (tensor_map_lo/hi) holds in `values`.
 inline constexpr size_t kMapHalfBytes = 64;
 inline constexpr size_t kMapBytes = 2 * kMapHalfBytes;

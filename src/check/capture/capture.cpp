@@ -97,7 +97,7 @@ std::unique_ptr<TraceBuffer> TraceBuffer::create(const DriverCalls& driver, size
   t->capacity_ = (capacity + instrument::kChunkRecords - 1) / instrument::kChunkRecords * instrument::kChunkRecords;
   std::string failed;
   if (!t->allocate(t->records_, t->capacity_ * instrument::kRecordBytes, &failed) ||
-      !t->allocate(t->tickets_, t->capacity_ * 4, &failed) || !t->allocate(t->counters_, t->counters_bytes(), &failed))
+      !t->allocate(t->counters_, t->counters_bytes(), &failed))
     return fail(failed);
   if (where == RecordsIn::device) {
     void* p = nullptr;
@@ -149,7 +149,6 @@ void TraceBuffer::fill(const Block& b, size_t bytes, unsigned char value, void* 
 
 TraceBuffer::~TraceBuffer() {
   release(records_);
-  release(tickets_);
   release(counters_);
   if (staging_ != nullptr && driver_.mem_free_host != nullptr) driver_.mem_free_host(staging_);
   if (copy_stream_ != nullptr && driver_.stream_destroy != nullptr) driver_.stream_destroy(copy_stream_);
@@ -181,7 +180,6 @@ bool TraceBuffer::set_words(CUdeviceptr words, size_t bytes, std::string* why) {
   std::array<uint64_t, instrument::kTraceWords> w{};
   w[instrument::kTraceRecordsWord] = records_.device;
   w[instrument::kTraceCapacityWord] = capacity_;
-  w[instrument::kTraceTicketsWord] = tickets_.device;
   w[instrument::kTraceClustersWord] = clusters_word_;
   w[instrument::kTraceCountersWord] = counters_.device;
   w[instrument::kTraceCounterCountWord] = counter_count_;
@@ -236,7 +234,6 @@ void TraceBuffer::reset(void* stream) {
   else chunks.reset();
   const size_t slots = chunks ? std::min<size_t>(*chunks * instrument::kChunkRecords, capacity_) : capacity_;
   fill(records_, slots * instrument::kRecordBytes, 0, stream);
-  fill(tickets_, slots * 4, 0xFF, stream);  // kNoTicket
   fill(counters_, counters_bytes(), 0, stream);
   used_chunks_.reset();
   copied_.clear();
@@ -281,7 +278,7 @@ bool TraceBuffer::collect(LaunchEnd end, double wait_s, std::string* why) {
   // whose `op` reads zero is left out, one whose ticket did not come follows its cluster's).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
   const Copy mapped = [&](CUdeviceptr from, size_t bytes, void* into) {
-    for (const Block* b : {&records_, &tickets_, &counters_})
+    for (const Block* b : {&records_, &counters_})
       if (from >= b->device && from + bytes <= b->device + b->bytes)
         std::memcpy(into, static_cast<const char*>(b->host) + (from - b->device), bytes);
     return true;
@@ -320,17 +317,14 @@ bool TraceBuffer::collect(LaunchEnd end, double wait_s, std::string* why) {
   const uint64_t chunks = std::min<uint64_t>(counters[0], capacity_ / instrument::kChunkRecords);
   const size_t slots = chunks * instrument::kChunkRecords;
   std::vector<instrument::Record> records(slots);
-  std::vector<uint32_t> tickets(slots);
-  if (slots && (!copy(records_.device, slots * instrument::kRecordBytes, records.data()) ||
-                !copy(tickets_.device, slots * 4, tickets.data())))
-    return lost(failed);
+  if (slots && !copy(records_.device, slots * instrument::kRecordBytes, records.data())) return lost(failed);
   // Records made: those in the slots (a tensor operation three, its halves written or not) and
   // those counted past the capacity (counter 1). Tickets are reserved eight at a time, so their
   // count says only that at most that many were made (trace.hpp).
   made_ = counters.size() > instrument::kDroppedCounter ? counters[instrument::kDroppedCounter] : 0;
   for (const instrument::Record& r : records)
     if (r.op != 0 && r.op != static_cast<uint16_t>(instrument::TraceOp::lane_ids)) made_ += (r.flags & instrument::kFlagMapCached) ? 3 : 1;
-  copied_ = in_ticket_order(records.data(), tickets.data(), slots);
+  copied_ = in_ticket_order(records.data(), slots);
   used_chunks_ = chunks;
   collected_ = true;
   return true;
@@ -345,8 +339,7 @@ std::vector<instrument::Record> TraceBuffer::written() const {
   if (collected_ || where_ == RecordsIn::device) return copied_;
   // Host-mapped and not collected: the buffer as it is now, every slot (the chunk count may be
   // unknown to whoever wrote them).
-  return in_ticket_order(static_cast<const instrument::Record*>(records_.host),
-                         static_cast<const uint32_t*>(tickets_.host), capacity_);
+  return in_ticket_order(static_cast<const instrument::Record*>(records_.host), capacity_);
 }
 
 }  // namespace tmakit::check

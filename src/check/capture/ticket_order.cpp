@@ -46,13 +46,36 @@ SiteOfThread site_of_thread(const Record& r) {
           r.tid_z, r.site};
 }
 
+// Each slot's ticket word (trace.hpp, Order: bytes 8..11 of a record's slot), read before the
+// ids are filled in over it, kNoTicket where the slot has none: a chunk's header, a slot not
+// written, a map's second half. A tensor operation that wrote its map's halves holds its
+// relative word (or kNoTicket) in its own record, an anchor's absolute word in its first
+// half's: the word goes to the first half, which stands for the three below.
+std::vector<uint32_t> ticket_words(const std::vector<Record>& records) {
+  using instrument::kNoTicket;
+  std::vector<uint32_t> words(records.size(), kNoTicket);
+  for (size_t s = 0; s < records.size(); ++s) {
+    const Record& r = records[s];
+    if (r.op == 0 || is(r, TraceOp::lane_ids) || is(r, TraceOp::tensor_map_hi)) continue;
+    std::memcpy(&words[s], reinterpret_cast<const char*>(&r) + instrument::kTicketWordAt, 4);
+    // The halves just before it in the lane's chunk, from the same site.
+    if (s >= 2 && s % instrument::kChunkRecords >= 3 && is(records[s - 2], TraceOp::tensor_map_lo) &&
+        is(records[s - 1], TraceOp::tensor_map_hi) && records[s - 2].site == r.site && !(r.flags & instrument::kFlagMapCached)) {
+      if (words[s] != kNoTicket) words[s - 2] = words[s];
+      words[s] = kNoTicket;
+    }
+  }
+  return words;
+}
+
 }  // namespace
 
-std::vector<Record> in_ticket_order(const Record* slots, const uint32_t* tickets, size_t n) {
+std::vector<Record> in_ticket_order(const Record* slots, size_t n) {
   using instrument::kNoTicket;
-  std::vector<uint32_t> ticket(tickets, tickets + n);
   std::vector<Record> records(n);
   for (size_t s = 0; s < n; ++s) std::memcpy(&records[s], const_cast<const Record*>(slots + s), sizeof records[s]);
+  const std::vector<uint32_t> tickets = ticket_words(records);
+  std::vector<uint32_t> ticket = tickets;
   fill_ids(records);
   // The ticket words (trace.hpp, Order), each resolved to its record's last ticket: an absolute
   // word is its reservation's first ticket, at the anchor's first slot (a tensor operation's,
