@@ -52,7 +52,9 @@ std::vector<std::string> flush_anchor(const std::string& prefix, const std::stri
   // The anchor's ticket word: bytes 8..11 of its slot (trace.hpp).
   out.push_back("ld.const.u64 " + d_records + ", " + trace(kTraceRecordsWord) + ";");
   out.push_back("mad.wide.u32 " + d_at + ", " + r_anchor + ", " + std::to_string(kRecordBytes) + ", " + d_records + ";");
-  out.push_back("@" + p_flush + " st.global.u32 [" + d_at + "+" + std::to_string(kTicketWordAt) + "], " + lane.ticket + ";");
+  // Plus one (trace.hpp): a word that reads 0 was not written yet, never a ticket.
+  out.push_back("add.u32 " + r_anchor + ", " + lane.ticket + ", 1;");
+  out.push_back("@" + p_flush + " st.global.u32 [" + d_at + "+" + std::to_string(kTicketWordAt) + "], " + r_anchor + ";");
   return out;
 }
 

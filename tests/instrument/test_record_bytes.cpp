@@ -77,15 +77,21 @@ struct Warp {
   }
   size_t slots() const { return mem.size() / instrument::kRecordBytes; }
   uint32_t chunks() const { return counters[0]; }
-  // A slot's ticket word (trace.hpp, Order: bytes 8..11 of a record's slot), kNoTicket where it
-  // has none: a slot not written, a chunk's header, a map's second half.
+  // A slot's ticket word as stored (trace.hpp, Order: bytes 8..11 of a record's slot).
+  uint32_t raw_word(size_t s) const {
+    uint32_t w;
+    std::memcpy(&w, mem.data() + s * instrument::kRecordBytes + instrument::kTicketWordAt, 4);
+    return w;
+  }
+  // A slot's ticket word, an absolute one as its ticket (stored plus one), kNoTicket where it has
+  // none: a slot not written, a chunk's header, a map's second half, a word that reads 0.
   uint32_t word(size_t s) const {
     const uint16_t op = record(s).op;
     if (op == 0 || op == static_cast<uint16_t>(TraceOp::lane_ids) || op == static_cast<uint16_t>(TraceOp::tensor_map_hi))
       return instrument::kNoTicket;
-    uint32_t w;
-    std::memcpy(&w, mem.data() + s * instrument::kRecordBytes + instrument::kTicketWordAt, 4);
-    return w;
+    const uint32_t w = raw_word(s);
+    if (w == 0) return instrument::kNoTicket;
+    return w == instrument::kNoTicket || w >= instrument::kRelativeTicket ? w : w - 1;
   }
   // Tickets the clusters' lanes reserved (trace.hpp: kTicketReservation at a time).
   uint32_t reserved(int cluster = 0) const { return counters[2 + cluster]; }
@@ -532,6 +538,7 @@ TEST(InstrumentRecordBytes, AReservationsFirstTicketIsWrittenWhenTheLaneLeavesIt
   EXPECT_EQ(w.word(2), 0x80000000u | 1u << 5) << "slot 1's reservation, one ticket past its first";
   run(w, in.exit());
   EXPECT_EQ(w.word(1), 7u);
+  EXPECT_EQ(w.raw_word(1), 8u) << "an absolute word is the first ticket plus one: 0 is none";
   EXPECT_EQ(w.ticket(1), 7u);
   EXPECT_EQ(w.ticket(2), 8u);
   run(w, in.exit());  // again: the same word

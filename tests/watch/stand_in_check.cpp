@@ -175,7 +175,7 @@ abi::CUresult launch(void* f) {
           std::memcpy(&op, slot + 4, 2);
           if (j > k) std::memcpy(&before, slots + (first + j - k) * 128 + 4, 2);
           const bool after_halves = before == 26 && op >= 4 && op <= 7;  // tensor_map_hi, a tensor operation
-          const uint32_t word = op == 26 || after_halves ? 0xFFFFFFFFu : static_cast<uint32_t>(mine[j]);
+          const uint32_t word = op == 26 || after_halves ? 0xFFFFFFFFu : static_cast<uint32_t>(mine[j]) + 1;  // plus one
           std::memcpy(slot + 8, &word, 4);
         }
       }

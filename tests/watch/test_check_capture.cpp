@@ -114,7 +114,9 @@ struct ByHand {
     slots[chunk] = header;
     wanted[slot] = slots[slot] = r;
     std::memset(reinterpret_cast<char*>(&slots[slot]) + kIdsAt, 0, kIdsBytes);
-    std::memcpy(reinterpret_cast<char*>(&slots[slot]) + tmakit::instrument::kTicketWordAt, &ticket, 4);
+    // An absolute word is the ticket plus one (trace.hpp).
+    const uint32_t word = ticket == tmakit::instrument::kNoTicket || (ticket & tmakit::instrument::kRelativeTicket) ? ticket : ticket + 1;
+    std::memcpy(reinterpret_cast<char*>(&slots[slot]) + tmakit::instrument::kTicketWordAt, &word, 4);
   }
 };
 
@@ -450,8 +452,12 @@ TEST(CheckCapture, RelativeTicketsFollowTheirReservationsFirstRecord) {
   h.put(10, of_lane(a, 11, op(TraceOp::tensor_load)), relative(4, 6));
   h.put(C + 2, of_lane(b, 12, 11), relative(C + 3, 0));  // slot C + 3 holds no record: no ticket, last
   h.put(3 * C + 2, of_lane(d, 13, 11), relative(C + 1, 0));  // its first record's word is relative: none
+  // A word that reads 0 (not written, or not seen yet by a copy made while the kernel ran) is no
+  // ticket, not ticket 0: an absolute word is the ticket plus one.
+  h.put(3 * C + 3, of_lane(d, 14, 11), 0);
+  std::memset(reinterpret_cast<char*>(&h.slots[3 * C + 3]) + tmakit::instrument::kTicketWordAt, 0, 4);
   const std::vector<Record> got = tmakit::check::in_ticket_order(h.slots.data(), h.slots.size());
-  const uint32_t want_sites[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 11, 11, 12, 13};
+  const uint32_t want_sites[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 11, 11, 12, 13, 14};
   ASSERT_EQ(got.size(), std::size(want_sites));
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].site, want_sites[i]) << i;
   EXPECT_EQ(got[11].op, op(TraceOp::tensor_map_lo));

@@ -47,8 +47,10 @@ namespace tmakit::instrument {
 //     used) and ties (records no synchronisation orders). A record's ticket word, bytes 8..11 of
 //     its slot (kTicketWordAt: where a chunk's header has its ids, which the records after it
 //     leave free), written with its head:
-//       * at a reservation's first record (its anchor), the reservation's first ticket: an
-//         absolute word (below kRelativeTicket), written when the lane leaves the reservation:
+//       * at a reservation's first record (its anchor), the reservation's first ticket plus
+//         one: an absolute word (below kRelativeTicket; 0, what a slot holds before its word is
+//         written or seen, is none, so a copy made while the kernel runs never reads an unseen
+//         word as ticket 0), written when the lane leaves the reservation:
 //         where it reserves again or takes a shared warp record's last ticket, at a barrier's
 //         record, or before its function returns (the atomic has long answered by then),
 //         kNoTicket until then;

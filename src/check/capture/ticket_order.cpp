@@ -58,6 +58,9 @@ std::vector<uint32_t> ticket_words(const std::vector<Record>& records) {
     const Record& r = records[s];
     if (r.op == 0 || is(r, TraceOp::lane_ids) || is(r, TraceOp::tensor_map_hi)) continue;
     std::memcpy(&words[s], reinterpret_cast<const char*>(&r) + instrument::kTicketWordAt, 4);
+    // An absolute word is the first ticket plus one; 0 is none (not written, or not seen yet).
+    if (words[s] == 0) words[s] = kNoTicket;
+    else if (words[s] != kNoTicket && !(words[s] & instrument::kRelativeTicket)) words[s] -= 1;
     // The halves just before it in the lane's chunk, from the same site.
     if (s >= 2 && s % instrument::kChunkRecords >= 3 && is(records[s - 2], TraceOp::tensor_map_lo) &&
         is(records[s - 1], TraceOp::tensor_map_hi) && records[s - 2].site == r.site && !(r.flags & instrument::kFlagMapCached)) {
