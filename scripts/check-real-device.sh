@@ -8,6 +8,8 @@
 #        (pip download, into .gpubuild/ext), and Triton's tutorials when TRITON_TUTORIALS names a
 #        folder holding them: everything into .gpubuild/real, packed as .gpupack/real.tar.xz
 #        (carry .gpupack; ignored by git).
+#   scripts/check-real-device.sh builds BASE_REV [EXP_REV]   here: the other builds the compare part
+#        times beside this one, from git revisions (.gpupack/base, .gpupack/exp).
 #   scripts/check-real-device.sh device   on the GPU machine, from the repository root: each program
 #        plain and under `tmakit check --save-trace`, its exit status, the head lines and findings;
 #        $OUT/log.txt and the traces as $OUT/traces-<part>.tar.xz. REAL_PARTS picks sections
@@ -308,9 +310,35 @@ PY
   rm -rf "$tmp"
 }
 
+# Another build of tmakit for the compare part: REV's tmakit, libtmakit_watch.so and tmakit-ptxas,
+# stripped into .gpupack/NAME (base: B, exp: E), from a worktree of REV in .gpubuild/rev-NAME with a
+# build folder of its own beside it (only those three targets, the tests left out).
+other_build() {
+  local name=$1 rev=$2 tree=$ROOT/.gpubuild/rev-$1
+  local out=$tree-build
+  git -C "$ROOT" worktree remove --force "$tree" 2>/dev/null
+  rm -rf "$tree"
+  git -C "$ROOT" worktree add --detach "$tree" "$rev" >/dev/null || exit 1
+  cmake -S "$tree" -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTMAKIT_TESTS=unsanitized \
+    -DTMAKIT_GPU_PROGRAMS=OFF >/dev/null || exit 1
+  ninja -C "$out" -j2 tmakit tmakit_watch tmakit_ptxas >/dev/null || exit 1
+  mkdir -p "$ROOT/.gpupack/$name"
+  strip -o "$ROOT/.gpupack/$name/tmakit" "$out/tools/tmakit/tmakit"
+  strip -o "$ROOT/.gpupack/$name/libtmakit_watch.so" "$out/src/watch/libtmakit_watch.so"
+  strip -o "$ROOT/.gpupack/$name/tmakit-ptxas" "$out/tools/check/tmakit-ptxas"
+  echo "== .gpupack/$name: $(git -C "$tree" log --oneline -1 | cut -c1-72)"
+}
+
 case "${1:-}" in
   build) build ;;
+  # scripts/check-real-device.sh builds BASE_REV [EXP_REV]: the builds the compare part runs
+  # beside this one (B, and E where given).
+  builds)
+    other_build base "${2:?builds BASE_REV [EXP_REV]}"
+    [ -n "${3:-}" ] && other_build exp "$3"
+    [ -n "${3:-}" ] || rm -rf "$ROOT/.gpupack/exp"
+    ;;
   device) device ;;
   unpack) unpack "${2:?unpack DIR}" ;;
-  *) echo "usage: scripts/check-real-device.sh build|device|unpack DIR" >&2; exit 2 ;;
+  *) echo "usage: scripts/check-real-device.sh build|builds BASE_REV [EXP_REV]|device|unpack DIR" >&2; exit 2 ;;
 esac
