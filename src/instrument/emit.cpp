@@ -8,6 +8,12 @@
 
 namespace tmakit::instrument::detail {
 
+namespace {
+// A shared address on a 32-bit base register: recorded as the 32-bit sum the instruction forms,
+// in its field's low half (trace.hpp), not widened into a register pair.
+bool is_32bit_address(const Source& s) { return s.kind == Source::Kind::address && s.base_is_reg && s.bits == 32; }
+}  // namespace
+
 uint32_t lanes_at(const Plan& plan) {
   if (plan.map || plan.op == TraceOp::shared_load || plan.op == TraceOp::shared_store) return 0;
   uint32_t end = kValuesOffset;
@@ -50,9 +56,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
         std::string t = s.bits == 64 ? w.d(next_d++) : s.bits == 16 ? w.h(next_h++) : w.r(next_r++);
         pre.push_back("mov.b" + std::to_string(s.bits == 64 || s.bits == 16 ? s.bits : 32) + " " + t + ", " + s.name + ";");
         vals.push_back(t);
-      } else if (s.base_is_reg && s.bits == 32) {
-        // A 32-bit base (a shared address): the sum in 32 bits, as the instruction forms it,
-        // stored in the field's low half (the buffer is zeroed): no widening into a pair.
+      } else if (is_32bit_address(s)) {  // the field's other half stays as zeroed
         std::string t = w.r(next_r++);
         pre.push_back(s.value ? "add.u32 " + t + ", " + s.name + ", " + std::to_string(static_cast<uint32_t>(s.value)) + ";"
                               : "mov.b32 " + t + ", " + s.name + ";");
@@ -153,7 +157,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
           if (src.kind == Source::Kind::imm || (src.kind == Source::Kind::address && !src.base_is_reg)) continue;
           if (src.bits == 64) {
             keys64.push_back(v);
-          } else if (src.kind == Source::Kind::address && !(src.base_is_reg && src.bits == 32)) {
+          } else if (src.kind == Source::Kind::address && !is_32bit_address(src)) {
             const std::string lo = w.r(key_r++);
             l.push_back("cvt.u32.u64 " + lo + ", " + v + ";");
             keys32.push_back(lo);
@@ -342,7 +346,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     for (size_t k = 0; k < operands[i].size(); ++k) {
       const Source& s = plan.entries[i].elems[k];
       // A register narrower than its field is stored with its own width (the rest stays 0).
-      const bool narrow = s.kind == Source::Kind::reg || (s.kind == Source::Kind::address && s.base_is_reg && s.bits == 32);
+      const bool narrow = s.kind == Source::Kind::reg || is_32bit_address(s);
       uint32_t bytes = narrow ? std::min<uint32_t>(f.bytes, s.bits / 8) : f.bytes;
       rec_lines.push_back(store(write, rec, f.offset + static_cast<uint32_t>(k) * f.stride, bytes, operands[i][k]));
     }
@@ -372,9 +376,10 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   // slot and place sit where the word has them; the place has moved on by the record's
   // tickets), no atomic's answer needed; a record that reserved is the new anchor, kNoTicket
   // until the lane leaves the reservation (flush_anchor). Made here, not where the pending word
-  // changed: a register less through the record's stores. (In one 16-byte store with the head,
-  // the four registers it needs made ptxas spill in CUTLASS's producer.)
-  const std::string ticket_word = w.r(next_r + 5);
+  // changed: a register less through the record's stores. (In one 16-byte store with the head:
+  // no fewer instructions, and the four registers it needs made ptxas spill 56 bytes in
+  // Triton's warp-specialized matmul.)
+  const std::string ticket_word = w.r(next_r++);
   rec_lines.push_back("and.b32 " + ticket_word + ", " + lane.pending + ", " +
                       std::to_string(kRelativeSlotMask << kPendingAnchorAt | kPendingPlaceMask) + ";");
   rec_lines.push_back("add.u32 " + ticket_word + ", " + ticket_word + ", " + std::to_string(kRelativeTicket - 2) + ";");

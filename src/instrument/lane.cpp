@@ -49,7 +49,9 @@ std::vector<std::string> flush_anchor(const std::string& prefix, const std::stri
           (p_when.empty() ? "" : ", " + p_when) + ";",
       "bfe.u32 " + r_anchor + ", " + lane.pending + ", " + std::to_string(kPendingAnchorAt) + ", " +
           std::to_string(kRelativeSlotBits) + ";"};
-  // The anchor's ticket word: bytes 8..11 of its slot (trace.hpp).
+  // The anchor's ticket word: bytes 8..11 of its slot (trace.hpp). The records' address is
+  // loaded here again rather than taken from the site's register: keeping that one live through
+  // the flush made ptxas spill in Triton's warp-specialized matmul.
   out.push_back("ld.const.u64 " + d_records + ", " + trace(kTraceRecordsWord) + ";");
   out.push_back("mad.wide.u32 " + d_at + ", " + r_anchor + ", " + std::to_string(kRecordBytes) + ", " + d_records + ";");
   // Plus one (trace.hpp): a word that reads 0 was not written yet, never a ticket.

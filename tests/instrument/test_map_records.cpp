@@ -65,12 +65,6 @@ MapRead read_site(const std::vector<std::string>& lines) {
   static const std::regex st2(R"(@%__tmakit_p\d+ st\.global\.v2\.b64 \[%__tmakit_d1\+(\d+)\], \{(\S+), (\S+)\};)");
   // A head chosen by a predicate (a tensor operation's: kFlagMapCached or not): the first value.
   static const std::regex chosen(R"(selp\.b64 %__tmakit_d\d+, (\d+), \d+, %__tmakit_p\d+;)");
-  // A head moved into a register, then stored (a map's halves: with the ticket word beside it).
-  static const std::regex moved(R"(^\s*mov\.b64 (%__tmakit_d\d+), (\d+);)");
-  std::map<std::string, uint64_t> moved_value;
-  // A record's own head with its ticket word: two 32-bit halves moved into registers, then stored.
-  static const std::regex moved32(R"(^\s*mov\.u32 (%__tmakit_r\d+), (\d+);)");
-  static const std::regex st4(R"(@%__tmakit_p\d+ st\.global\.v4\.b32 \[%__tmakit_d1\+0\], \{(\S+), (\S+), )");
   // One reservation of N tickets a recording lane: an atom.add of N into its ticket register;
   // a record of T tickets that reserves afresh is its reservation's anchor, owned, with its next
   // place at T (the pending word's bits: owner 16, the place below).
@@ -88,20 +82,11 @@ MapRead read_site(const std::vector<std::string>& lines) {
     auto stored = [&](int offset, const std::string& reg) {
       if (std::find(loaded.begin(), loaded.end(), reg) != loaded.end()) m.stores.push_back({record, offset});
     };
-    if (std::regex_search(l, g, moved) || std::regex_search(l, g, moved32)) moved_value[g[1]] = std::stoull(g[2]);
-    if (std::regex_search(l, g, st4) && moved_value.count(g[1]) && moved_value.count(g[2]))
-      m.heads.push_back(moved_value[g[1]] | moved_value[g[2]] << 32);
-    auto head_of = [&](const std::string& offset, const std::string& reg) {
-      const auto it = moved_value.find(reg);
-      if (offset == "0" && it != moved_value.end() && (it->second >> 32) != header >> 32) m.heads.push_back(it->second);
-    };
     if (std::regex_search(l, g, st2)) {  // a 16-byte store: two 8-byte values side by side
-      head_of(g[1], g[2]);
       stored(std::stoi(g[1]), g[2]), stored(std::stoi(g[1]) + 8, g[3]);
       loaded.clear();
     }
     if (std::regex_search(l, g, st)) {
-      head_of(g[1], g[2]);
       stored(std::stoi(g[1]), g[2]);
       loaded.clear();
       if (g[1] == "0" && std::isdigit(static_cast<unsigned char>(g[2].str()[0])) &&

@@ -402,10 +402,6 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         if (op == "st.global.v2.b64") {
           auto parts = operands(ops[1].substr(1, ops[1].size() - 2));
           vals = {val(l, parts[0]), val(l, parts[1])};
-        } else if (op == "st.global.v4.b32") {
-          auto parts = operands(ops[1].substr(1, ops[1].size() - 2));
-          for (const std::string& p : parts) vals.push_back(val(l, p));
-          bytes = 4;
         } else if (op == "st.global.u32") {  // an anchor's ticket word
           ASSERT_EQ(addr % instrument::kRecordBytes, instrument::kTicketWordAt) << line;
           vals = {v(1)};
@@ -415,7 +411,7 @@ void run(Warp& w, const std::vector<std::string>& lines) {
           bytes = std::stoi(op.substr(op.rfind(".b") + 2)) / 8;
         }
         for (size_t k = 0; k < vals.size(); ++k) {
-          const uint64_t to = addr + k * (bytes == 4 ? 4 : 8);
+          const uint64_t to = addr + k * 8;
           ASSERT_LE(to + bytes, w.mem.size()) << "a store past the buffer: " << line;
           std::memcpy(w.mem.data() + to, &vals[k], bytes);
         }

@@ -62,7 +62,7 @@ std::vector<uint32_t> ticket_words(const std::vector<Record>& records) {
     if (words[s] == 0) words[s] = kNoTicket;
     else if (words[s] != kNoTicket && !(words[s] & instrument::kRelativeTicket)) words[s] -= 1;
     // The halves just before it in the lane's chunk, from the same site.
-    if (s >= 2 && s % instrument::kChunkRecords >= 3 && is(records[s - 2], TraceOp::tensor_map_lo) &&
+    if (s % instrument::kChunkRecords >= 3 && is(records[s - 2], TraceOp::tensor_map_lo) &&
         is(records[s - 1], TraceOp::tensor_map_hi) && records[s - 2].site == r.site && !(r.flags & instrument::kFlagMapCached)) {
       if (words[s] != kNoTicket) words[s - 2] = words[s];
       words[s] = kNoTicket;
