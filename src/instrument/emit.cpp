@@ -244,9 +244,15 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("and.pred " + leaving + ", " + leaving + ", " + shared_record + ";");
       l.push_back("or.pred " + when + ", " + leaving + ", " + reserve + ";");
     }
+    // Branched around where the lane neither reserves nor leaves (most records: a reservation
+    // serves several). The lines between hold no warp-wide instruction, so the lanes that take
+    // them need not converge with the others.
     if (ends_reservation(plan.op)) when = "";
-    for (const std::string& f : flush_anchor(prefix, w.d(next_d), w.d(next_d + 1), scratch, w.p(12), when)) l.push_back(f);
+    const std::string kept = "$" + prefix + "_kept_" + std::to_string(id);
+    if (!when.empty()) l.push_back("@!" + when + " bra " + kept + ";");
+    for (const std::string& f : flush_anchor(prefix, w.d(next_d), w.d(next_d + 1), scratch, w.p(12))) l.push_back(f);
     l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
+    if (!when.empty()) l.push_back(kept + ":");
     // A tensor operation writes its map's halves only where this site of the lane's last read
     // another map address (trace.hpp): the function's map cache, in local memory, holds the
     // address each such site last wrote the halves for (0: none since the function began or

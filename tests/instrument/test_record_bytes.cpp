@@ -187,11 +187,22 @@ void run(Warp& w, const std::vector<std::string>& lines) {
   static const std::regex label(R"(^\s*(\$\w+):\s*$)");
   const int lanes = static_cast<int>(w.regs.size());
   std::string skip_to;  // a taken bra.uni's label
+  // A divergent bra: the lanes that take it wait at its label, the others run the lines between,
+  // where no warp-wide instruction may be (it would run without them).
+  std::map<std::string, std::vector<int>> parked;
+  auto diverged = [&] {
+    for (const auto& [at, who] : parked)
+      if (!who.empty()) return true;
+    return false;
+  };
   for (const std::string& line : lines) {
     std::smatch m;
     if (line.find("//") != std::string::npos && line.find("//") < line.find_first_not_of(" \t") + 1) continue;
     if (std::regex_match(line, m, label)) {
       if (m[1] == skip_to) skip_to.clear();
+      if (skip_to.empty())
+        for (int l : parked[m[1]]) w.active[l] = true;
+      parked.erase(m[1]);
       continue;
     }
     if (!skip_to.empty()) continue;
@@ -215,7 +226,15 @@ void run(Warp& w, const std::vector<std::string>& lines) {
       }
     uint32_t mask = 0;
     for (int l = 0; l < lanes; ++l) mask |= w.active[l] ? 1u << l : 0;
+    if (op == "bra") {
+      for (int l = 0; l < lanes; ++l)
+        if (runs(l)) parked[ops[0]].push_back(l);
+      for (int l : parked[ops[0]]) w.active[l] = false;
+      continue;
+    }
     // Warp-wide instructions: their result needs every lane's operand first.
+    const bool warp_wide = op == "bra.uni" || op.find(".sync") != std::string::npos || op.rfind("activemask", 0) == 0;
+    ASSERT_FALSE(warp_wide && diverged()) << "a warp-wide instruction where lanes took a bra: " << line;
     if (op == "bra.uni") {  // uniform: every running lane agrees on the guard
       int taken = -1;
       for (int l = 0; l < lanes; ++l) {
