@@ -249,14 +249,14 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // the warp split, the lanes ran the rest of the record apart until its next vote (Triton's
     // matmul 13 % slower).
     if (ends_reservation(plan.op)) when = "";
-    const std::string kept = "$" + prefix + "_kept_" + std::to_string(id), any = w.p(21);
-    if (!when.empty()) {
-      l.push_back("vote.sync.any.pred " + any + ", " + when + ", " + mask + ";");
-      l.push_back("@!" + any + " bra.uni " + kept + ";");
-    }
-    for (const std::string& f : flush_anchor(prefix, w.d(next_d), w.d(next_d + 1), scratch, w.p(12), when)) l.push_back(f);
+    const std::string kept = "$" + prefix + "_kept_" + std::to_string(id);
+    if (!when.empty()) l.push_back("@!" + when + " bra " + kept + ";");
+    for (const std::string& f : flush_anchor(prefix, w.d(next_d), w.d(next_d + 1), scratch, w.p(12))) l.push_back(f);
     l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
-    if (!when.empty()) l.push_back(kept + ":");
+    if (!when.empty()) {
+      l.push_back(kept + ":");
+      l.push_back("bar.warp.sync " + mask + ";");
+    }
     // A tensor operation writes its map's halves only where this site of the lane's last read
     // another map address (trace.hpp): the function's map cache, in local memory, holds the
     // address each such site last wrote the halves for (0: none since the function began or

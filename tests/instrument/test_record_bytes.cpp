@@ -246,6 +246,7 @@ void run(Warp& w, const std::vector<std::string>& lines) {
       if (taken == 1) skip_to = ops[0];
       continue;
     }
+    if (op == "bar.warp.sync") continue;  // the lanes run together here already
     if (op == "vote.sync.any.pred") {
       bool any = false;
       for (int l = 0; l < lanes; ++l) any = any || (runs(l) && val(l, ops[1]));
