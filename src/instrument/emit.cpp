@@ -299,7 +299,9 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("@" + fresh + " min.u32 " + used + ", " + used + ", " + std::to_string(UINT32_MAX / kChunkRecords - 1) + ";");
     l.push_back("@" + fresh + " mul.lo.u32 " + lane.slot + ", " + used + ", " + std::to_string(kChunkRecords) + ";");
     l.push_back("setp.lt.and.u32 " + header + ", " + lane.slot + ", " + capacity + ", " + fresh + ";");
-    l.push_back("mad.wide.u32 " + rec + ", " + lane.slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
+    l.push_back("cvt.u64.u32 " + rec + ", " + lane.slot + ";");
+    l.push_back("shl.b64 " + rec + ", " + rec + ", 7;");
+    l.push_back("add.s64 " + rec + ", " + rec + ", " + base + ";");
     ids(w, l, header, rec, next_r + 1, next_d + 2);
     l.push_back(store(header, rec, 0, 8, std::to_string(id | uint64_t(TraceOp::lane_ids) << 32)));
     l.push_back("@" + fresh + " add.u32 " + lane.slot + ", " + lane.slot + ", 1;");
@@ -308,7 +310,9 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("@" + over + " red.global.add.u32 [" + counters + "+" + std::to_string(4 * kDroppedCounter) + "], " + n + ";");
     l.push_back(taken + ":");
     l.push_back("setp.lt.and.u32 " + write + ", " + lane.slot + ", " + capacity + ", " + on + ";");
-    l.push_back("mad.wide.u32 " + rec + ", " + lane.slot + ", " + std::to_string(kRecordBytes) + ", " + base + ";");
+    l.push_back("cvt.u64.u32 " + rec + ", " + lane.slot + ";");
+    l.push_back("shl.b64 " + rec + ", " + rec + ", 7;");
+    l.push_back("add.s64 " + rec + ", " + rec + ", " + base + ";");
     // The pending word: a record that reserved is the anchor, owned where it was written, and
     // the next place is past its tickets; otherwise the place moves on by them.
     l.push_back("shl.b32 " + scratch + ", " + lane.slot + ", " + std::to_string(kPendingAnchorAt) + ";");

@@ -353,6 +353,8 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = v(1) | v(2);
       } else if (op == "or.b32") {
         r[ops[0]] = (v(1) | v(2)) & 0xFFFFFFFF;
+      } else if (op == "shl.b64") {
+        r[ops[0]] = v(1) << v(2);
       } else if (op == "shl.b32") {
         r[ops[0]] = (v(1) << v(2)) & 0xFFFFFFFF;
       } else if (op == "bfe.u32") {  // bfe d, a, pos, len
