@@ -244,10 +244,12 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("and.pred " + leaving + ", " + leaving + ", " + shared_record + ";");
       l.push_back("or.pred " + when + ", " + leaving + ", " + reserve + ";");
     }
-    // Branched around where no lane of the warp reserves or leaves (most records: a reservation
-    // serves several). A uniform branch, on a vote: where a branch the lanes disagree on left
-    // the warp split, the lanes ran the rest of the record apart until its next vote (Triton's
-    // matmul 13 % slower).
+    // Branched around where the lane neither reserves nor leaves (most records: a reservation
+    // serves several), and the lanes brought together again right after: where only some lanes
+    // of a warp took the lines (one elected lane, Triton's copies), ptxas left the warp split and
+    // its lanes ran the rest of the record apart until its next vote (Triton's matmul 13 %
+    // slower). On a warp that did not split, bar.warp.sync costs a divergence check; a vote
+    // before the branch, to make it uniform, cost more (measured on the H100, docs/check.md).
     if (ends_reservation(plan.op)) when = "";
     const std::string kept = "$" + prefix + "_kept_" + std::to_string(id);
     if (!when.empty()) l.push_back("@!" + when + " bra " + kept + ";");
