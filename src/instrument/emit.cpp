@@ -244,21 +244,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("and.pred " + leaving + ", " + leaving + ", " + shared_record + ";");
       l.push_back("or.pred " + when + ", " + leaving + ", " + reserve + ";");
     }
-    // Branched around where the lane neither reserves nor leaves (most records: a reservation
-    // serves several), and the lanes brought together again right after: where only some lanes
-    // of a warp took the lines (one elected lane, Triton's copies), ptxas left the warp split and
-    // its lanes ran the rest of the record apart until its next vote (Triton's matmul 13 %
-    // slower). On a warp that did not split, bar.warp.sync costs a divergence check; a vote
-    // before the branch, to make it uniform, cost more (measured on the H100, docs/check.md).
-    if (ends_reservation(plan.op)) when = "";
-    const std::string kept = "$" + prefix + "_kept_" + std::to_string(id);
-    if (!when.empty()) l.push_back("@!" + when + " bra " + kept + ";");
-    for (const std::string& f : flush_anchor(prefix, w.d(next_d), w.d(next_d + 1), scratch, w.p(12))) l.push_back(f);
-    l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
-    if (!when.empty()) {
-      l.push_back(kept + ":");
-      l.push_back("bar.warp.sync " + mask + ";");
-    }
     // A tensor operation writes its map's halves only where this site of the lane's last read
     // another map address (trace.hpp): the function's map cache, in local memory, holds the
     // address each such site last wrote the halves for (0: none since the function began or
@@ -283,16 +268,21 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     const std::string used = w.r(next_r++), fresh = w.p(8), header = w.p(10), over = w.p(16), rare = w.p(17),
                       taken = "$" + prefix + "_chunk_" + std::to_string(id);
     l.push_back("and.b32 " + used + ", " + lane.slot + ", " + std::to_string(kChunkRecords - 1) + ";");
-    l.push_back("setp.eq.u32 " + fresh + ", " + used + ", 0;");
     if (records > 1) {
+      l.push_back("setp.eq.u32 " + fresh + ", " + used + ", 0;");
       l.push_back("add.u32 " + w.r(next_r) + ", " + used + ", " + slots + ";");
       l.push_back("setp.gt.or.u32 " + fresh + ", " + w.r(next_r) + ", " + std::to_string(kChunkRecords) + ", " + fresh + ";");
+      l.push_back("and.pred " + fresh + ", " + fresh + ", " + on + ";");
+    } else {
+      l.push_back("setp.eq.and.u32 " + fresh + ", " + used + ", 0, " + on + ";");
     }
-    l.push_back("and.pred " + fresh + ", " + fresh + ", " + on + ";");
-    l.push_back("setp.ge.and.u32 " + over + ", " + lane.slot + ", " + capacity + ", " + on + ";");
-    l.push_back("or.pred " + rare + ", " + fresh + ", " + over + ";");
-    l.push_back("vote.sync.any.pred " + rare + ", " + rare + ", " + mask + ";");
+    // A lane that needs no new chunk writes in the one it has, which lies below the capacity: a
+    // lane past it keeps kPastCapacity as its slot (a chunk's start above any capacity), so each
+    // of its records comes to the rare lines, which count it and take no chunk.
+    l.push_back("mov.pred " + write + ", " + on + ";");
+    l.push_back("vote.sync.any.pred " + rare + ", " + fresh + ", " + mask + ";");
     l.push_back("@!" + rare + " bra.uni " + taken + ";");
+    l.push_back("setp.le.and.u32 " + fresh + ", " + lane.slot + ", " + capacity + ", " + fresh + ";");
     // A new chunk begins with its header, the lane's ids (trace.hpp): the special registers
     // are read once a chunk, not once a record.
     l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
@@ -306,25 +296,42 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("add.s64 " + rec + ", " + rec + ", " + base + ";");
     ids(w, l, header, rec, next_r + 1, next_d + 2);
     l.push_back(store(header, rec, 0, 8, std::to_string(id | uint64_t(TraceOp::lane_ids) << 32)));
-    l.push_back("@" + fresh + " add.u32 " + lane.slot + ", " + lane.slot + ", 1;");
+    l.push_back("@" + header + " add.u32 " + lane.slot + ", " + lane.slot + ", 1;");
     // A record past the capacity is counted (counter 1), not written.
     l.push_back("setp.ge.and.u32 " + over + ", " + lane.slot + ", " + capacity + ", " + on + ";");
+    l.push_back("@" + over + " mov.u32 " + lane.slot + ", " + std::to_string(kPastCapacity) + ";");
     l.push_back("@" + over + " red.global.add.u32 [" + counters + "+" + std::to_string(4 * kDroppedCounter) + "], " + n + ";");
-    l.push_back(taken + ":");
     l.push_back("setp.lt.and.u32 " + write + ", " + lane.slot + ", " + capacity + ", " + on + ";");
+    l.push_back(taken + ":");
     l.push_back("cvt.u64.u32 " + rec + ", " + lane.slot + ";");
     l.push_back("shl.b64 " + rec + ", " + rec + ", 7;");
     l.push_back("add.s64 " + rec + ", " + rec + ", " + base + ";");
-    // The pending word: a record that reserved is the anchor, owned where it was written, and
-    // the next place is past its tickets; otherwise the place moves on by them.
+    // The pending word: the place moves on by the record's tickets (the anchor's bits above it
+    // stay as the flush below reads them); a record that reserves is the new anchor, owned
+    // where it was written, its next place past its tickets, set where it reserves.
+    l.push_back("@" + on + " add.u32 " + lane.pending + ", " + lane.pending + ", " + n + ";");
+    // Branched around where the lane neither reserves nor leaves (most records: a reservation
+    // serves several), and the lanes brought together again right after: where only some lanes
+    // of a warp took the lines (one elected lane, Triton's copies), ptxas left the warp split and
+    // its lanes ran the rest of the record apart until its next vote (Triton's matmul 13 %
+    // slower). On a warp that did not split, bar.warp.sync costs a divergence check; a vote
+    // before the branch, to make it uniform, cost more (measured on the H100, docs/check.md).
+    if (ends_reservation(plan.op)) when = "";
+    const std::string kept = "$" + prefix + "_kept_" + std::to_string(id);
+    if (!when.empty()) l.push_back("@!" + when + " bra " + kept + ";");
+    for (const std::string& f : flush_anchor(prefix, w.d(next_d), w.d(next_d + 1), scratch, w.p(12))) l.push_back(f);
+    l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
     l.push_back("shl.b32 " + scratch + ", " + lane.slot + ", " + std::to_string(kPendingAnchorAt) + ";");
     l.push_back("or.b32 " + scratch + ", " + scratch + ", " + std::to_string(kPendingOwner | records) + ";");
     l.push_back("selp.b32 " + scratch + ", " + scratch + ", " + std::to_string(kAnchorNone << kPendingAnchorAt | records) +
                 ", " + write + ";");
-    l.push_back("add.u32 " + scratch2 + ", " + lane.pending + ", " + n + ";");
-    l.push_back("selp.b32 " + scratch + ", " + scratch + ", " + scratch2 + ", " + reserve + ";");
-    l.push_back("@" + on + " mov.u32 " + lane.pending + ", " + scratch + ";");
-    l.push_back("@" + on + " add.u32 " + lane.slot + ", " + lane.slot + ", " + slots + ";");
+    l.push_back("@" + reserve + " mov.u32 " + lane.pending + ", " + scratch + ";");
+    if (!when.empty()) {
+      l.push_back(kept + ":");
+      l.push_back("bar.warp.sync " + mask + ";");
+    }
+    // A lane past the capacity keeps kPastCapacity.
+    l.push_back("@" + write + " add.u32 " + lane.slot + ", " + lane.slot + ", " + slots + ";");
     if (keeps_tickets) {
       // The other voters of a shared warp record: each one's next record takes the writer's
       // reservation's last ticket (trace.hpp), a relative ticket word naming the warp record's

@@ -151,7 +151,8 @@ inline constexpr uint32_t kFailedPollRecorded = 16;
 
 // A lane's registers for its records (trace.hpp): the first ticket of its reservation (the
 // answer of an atomic still in flight, maybe), its pending word, and its next free slot (a
-// multiple of kChunkRecords: its chunk is full, or it has none). The pending word, so that the
+// multiple of kChunkRecords: its chunk is full, or it has none; kPastCapacity once its chunk
+// lay past the capacity, so that its records take the rare lines, which count them). The pending word, so that the
 // reservation costs no register of its own (a fifth one held across the function made a
 // producer held to 40 registers spill): bits 0..3 the next free place in the reservation,
 // bit 4 set where the lane owns its reservation's anchor (it reserved, and the anchor's record
@@ -167,6 +168,14 @@ inline constexpr uint32_t kPendingPlaceMask = 0xF, kPendingOwner = 1u << 4, kPen
 static_assert(kTicketReservation <= kPendingPlaceMask, "a reservation's next places (0 to all) fit the place bits");
 static_assert(kPendingOwner > kPendingPlaceMask && kPendingOwner < 1u << kPendingAnchorAt, "the owner bit sits between");
 static_assert((uint64_t{kAnchorNone} << kPendingAnchorAt) < kPendingEnded, "the anchor sits below the ended bit");
+// A record moves the place on by its tickets (at most three) before the lane knows whether it
+// reserves afresh: the place stays below the owner bit.
+static_assert(kTicketReservation + 3 <= kPendingPlaceMask, "a place moved on past the reservation fits the place bits");
+// A chunk's start above any capacity and any chunk the clamped chunk counter gives.
+inline constexpr uint32_t kPastCapacity = UINT32_MAX / kChunkRecords * kChunkRecords;
+static_assert(kPastCapacity % kChunkRecords == 0 && kPastCapacity > kMaxCapacity &&
+                  kPastCapacity > (UINT32_MAX / kChunkRecords - 1) * kChunkRecords,
+              "past the capacity and every chunk");
 
 // Lines that write the lane's reservation's first ticket to its anchor's ticket word where the
 // lane owns the anchor and `p_when` holds (always, where it is empty); they use the two 64-bit

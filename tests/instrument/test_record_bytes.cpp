@@ -804,6 +804,15 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
   EXPECT_EQ(full.chunks(), 21u);
   EXPECT_EQ(full.slots_written(), 2u);
   EXPECT_EQ(full.in_order().size(), 2u);
+  // Twice more: the 19 lanes past the capacity take no chunk again, write nothing and are
+  // counted each time; the two with chunks below it go on in them.
+  for (int again = 0; again < 2; ++again) run(full, lines_of_site(in.r.text, kWait));
+  run(full, in.exit());
+  EXPECT_EQ(full.made(), 63u);
+  EXPECT_EQ(full.counters[1], 57u);
+  EXPECT_EQ(full.chunks(), 21u);
+  EXPECT_EQ(full.slots_written(), 6u);
+  EXPECT_EQ(full.in_order().size(), 6u);
   // Tracing off (no records address): nothing reserved, nothing written.
   Warp off(32, kRoom);
   off.words[0] = 0;
