@@ -99,6 +99,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   const std::string skip = "$" + prefix + "_skip_" + std::to_string(id);
   const std::string counters = w.d(3), counter = w.d(4), capacity = w.r(0);
   const std::string map_miss = w.p(9);
+  const std::string traced = w.p(21);  // the lane's cluster is traced (its ticket counter is not 0)
   const std::string reserve = w.p(15);  // the record reserves afresh: the reservation's anchor
   std::string map_key;
   {
@@ -120,14 +121,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("and.pred " + w.p(7) + ", " + on + ", " + plan.wait_result + ";");
       l.push_back("@" + w.p(7) + " mov.u32 " + polls + ", 0xFFFFFFFF;");
     }
-    // The lane's ticket counter, which the function's prologue looked up: 0 where its cluster
-    // is not traced (`tmakit check --ctas`), and then nothing is written. Not branched on: the
-    // local load's answer is first needed by the atomic below, so it does not hold up the lines
-    // between.
-    l.push_back("ld.local.u64 " + counter + ", " + lane_word(prefix, kLaneCounter) + ";");
-    l.push_back("setp.ne.and.u64 " + on + ", " + counter + ", 0, " + on + ";");
-    // The capacity's low half: it is at most kMaxCapacity.
-    l.push_back("ld.const.u32 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
     if (warp_at) {
       // A warp record when every voter's values agree (match.all.sync over the voters, who all
       // run it: it is guarded by `on`) and so does a wait's outcome: one record, written by the
@@ -282,6 +275,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("mov.pred " + write + ", " + on + ";");
     l.push_back("vote.sync.any.pred " + rare + ", " + fresh + ", " + mask + ";");
     l.push_back("@!" + rare + " bra.uni " + taken + ";");
+    // The capacity's low half: it is at most kMaxCapacity.
+    l.push_back("ld.const.u32 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
     l.push_back("setp.le.and.u32 " + fresh + ", " + lane.slot + ", " + capacity + ", " + fresh + ";");
     // A new chunk begins with its header, the lane's ids (trace.hpp): the special registers
     // are read once a chunk, not once a record.
@@ -297,8 +292,11 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     ids(w, l, header, rec, next_r + 1, next_d + 2);
     l.push_back(store(header, rec, 0, 8, std::to_string(id | uint64_t(TraceOp::lane_ids) << 32)));
     l.push_back("@" + header + " add.u32 " + lane.slot + ", " + lane.slot + ", 1;");
-    // A record past the capacity is counted (counter 1), not written.
-    l.push_back("setp.ge.and.u32 " + over + ", " + lane.slot + ", " + capacity + ", " + on + ";");
+    // A record past the capacity is counted (counter 1), not written; one of a cluster not traced
+    // (its ticket counter 0, its slot kPastCapacity from the function's start) is not.
+    l.push_back("ld.local.u64 " + counter + ", " + lane_word(prefix, kLaneCounter) + ";");
+    l.push_back("setp.ne.and.u64 " + traced + ", " + counter + ", 0, " + on + ";");
+    l.push_back("setp.ge.and.u32 " + over + ", " + lane.slot + ", " + capacity + ", " + traced + ";");
     l.push_back("@" + over + " mov.u32 " + lane.slot + ", " + std::to_string(kPastCapacity) + ";");
     l.push_back("@" + over + " red.global.add.u32 [" + counters + "+" + std::to_string(4 * kDroppedCounter) + "], " + n + ";");
     l.push_back("setp.lt.and.u32 " + write + ", " + lane.slot + ", " + capacity + ", " + on + ";");
@@ -320,7 +318,11 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     const std::string kept = "$" + prefix + "_kept_" + std::to_string(id);
     if (!when.empty()) l.push_back("@!" + when + " bra " + kept + ";");
     for (const std::string& f : flush_anchor(prefix, w.d(next_d), w.d(next_d + 1), scratch, w.p(12))) l.push_back(f);
-    l.push_back("@" + reserve + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
+    // The lane's ticket counter, which the function's prologue looked up: 0 where its cluster is
+    // not traced (`tmakit check --ctas`), whose lanes write nothing (their slot is kPastCapacity).
+    l.push_back("ld.local.u64 " + counter + ", " + lane_word(prefix, kLaneCounter) + ";");
+    l.push_back("setp.ne.and.u64 " + traced + ", " + counter + ", 0, " + reserve + ";");
+    l.push_back("@" + traced + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
     l.push_back("shl.b32 " + scratch + ", " + lane.slot + ", " + std::to_string(kPendingAnchorAt) + ";");
     l.push_back("or.b32 " + scratch + ", " + scratch + ", " + std::to_string(kPendingOwner | records) + ";");
     l.push_back("selp.b32 " + scratch + ", " + scratch + ", " + std::to_string(kAnchorNone << kPendingAnchorAt | records) +
