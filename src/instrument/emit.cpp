@@ -237,22 +237,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("and.pred " + leaving + ", " + leaving + ", " + shared_record + ";");
       l.push_back("or.pred " + when + ", " + leaving + ", " + reserve + ";");
     }
-    // A tensor operation writes its map's halves only where this site of the lane's last read
-    // another map address (trace.hpp): the function's map cache, in local memory, holds the
-    // address each such site last wrote the halves for (0: none since the function began or
-    // since a tensormap fence). The whole warp writes them where any of its lanes must, so that
-    // the slots a site takes are the same in every lane.
-    std::string slots = n;
-    if (map_slot >= 0) {
-      const std::string key = w.d(next_d++), last = w.d(next_d++);
-      slots = w.r(next_r++);
-      address_into(l, key, plan.map->at);
-      l.push_back("ld.local.u64 " + last + ", " + map_cache(prefix, map_slot) + ";");
-      l.push_back("setp.ne.and.u64 " + map_miss + ", " + last + ", " + key + ", " + on + ";");
-      l.push_back("vote.sync.any.pred " + map_miss + ", " + map_miss + ", " + mask + ";");
-      l.push_back("selp.u32 " + slots + ", " + n + ", 1, " + map_miss + ";");
-      map_key = key;
-    }
     // The slots: the lane's chunk, or a new one where it has no room left for the site's. A
     // chunk lies wholly below the capacity or wholly past it (the host rounds the capacity up
     // to whole chunks), so a lane whose chunk is below it writes there until the chunk is full.
@@ -260,13 +244,12 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // together where no lane of the warp meets either.
     const std::string used = w.r(next_r++), fresh = w.p(8), header = w.p(10), over = w.p(16), rare = w.p(17),
                       taken = "$" + prefix + "_chunk_" + std::to_string(id);
-    l.push_back("and.b32 " + used + ", " + lane.slot + ", " + std::to_string(kChunkRecords - 1) + ";");
-    if (records > 1) {
-      l.push_back("setp.eq.u32 " + fresh + ", " + used + ", 0;");
-      l.push_back("add.u32 " + w.r(next_r) + ", " + used + ", " + slots + ";");
-      l.push_back("setp.gt.or.u32 " + fresh + ", " + w.r(next_r) + ", " + std::to_string(kChunkRecords) + ", " + fresh + ";");
-      l.push_back("and.pred " + fresh + ", " + fresh + ", " + on + ";");
+    if (records > 1) {  // the slot before the next, in its chunk (a full chunk's last): room for `records` past it
+      l.push_back("add.u32 " + used + ", " + lane.slot + ", " + std::to_string(kChunkRecords - 1) + ";");
+      l.push_back("and.b32 " + used + ", " + used + ", " + std::to_string(kChunkRecords - 1) + ";");
+      l.push_back("setp.ge.and.u32 " + fresh + ", " + used + ", " + std::to_string(kChunkRecords - records) + ", " + on + ";");
     } else {
+      l.push_back("and.b32 " + used + ", " + lane.slot + ", " + std::to_string(kChunkRecords - 1) + ";");
       l.push_back("setp.eq.and.u32 " + fresh + ", " + used + ", 0, " + on + ";");
     }
     // A lane that needs no new chunk writes in the one it has, which lies below the capacity: a
@@ -304,6 +287,24 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("cvt.u64.u32 " + rec + ", " + lane.slot + ";");
     l.push_back("shl.b64 " + rec + ", " + rec + ", 7;");
     l.push_back("add.s64 " + rec + ", " + rec + ", " + base + ";");
+    // A tensor operation writes its map's halves only where this site of the lane's last read
+    // another map address (trace.hpp): the function's map cache, in local memory, holds the
+    // address each such site last wrote the halves for (0: none since the function began or
+    // since a tensormap fence). The whole warp writes them where any of its lanes must, so that
+    // the slots a site takes are the same in every lane.
+    // Tested after the slots are taken (a tensor operation's room is three slots, halves or
+    // not), with `write`: a lane that writes nothing (a cluster not traced) misses no map.
+    std::string slots = n;
+    if (map_slot >= 0) {
+      const std::string key = w.d(next_d++), last = w.d(next_d++);
+      slots = w.r(next_r++);
+      address_into(l, key, plan.map->at);
+      l.push_back("ld.local.u64 " + last + ", " + map_cache(prefix, map_slot) + ";");
+      l.push_back("setp.ne.and.u64 " + map_miss + ", " + last + ", " + key + ", " + write + ";");
+      l.push_back("vote.sync.any.pred " + map_miss + ", " + map_miss + ", " + mask + ";");
+      l.push_back("selp.u32 " + slots + ", " + n + ", 1, " + map_miss + ";");
+      map_key = key;
+    }
     // The pending word: the place moves on by the record's tickets (the anchor's bits above it
     // stay as the flush below reads them); a record that reserves is the new anchor, owned
     // where it was written, its next place past its tickets, set where it reserves.
