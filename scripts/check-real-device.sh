@@ -10,6 +10,8 @@
 #        (carry .gpupack; ignored by git).
 #   scripts/check-real-device.sh builds BASE_REV [EXP_REV]   here: the other builds the compare part
 #        times beside this one, from git revisions (.gpupack/base, .gpupack/exp).
+#   scripts/check-real-device.sh sass [TMAKIT...]   here: CUTLASS 48's GEMM kernel's SASS instructions
+#        and spill bytes after each build's instrumentation (no GPU needed).
 #   scripts/check-real-device.sh device   on the GPU machine, from the repository root: each program
 #        plain and under `tmakit check --save-trace`, its exit status, the head lines and findings;
 #        $OUT/log.txt and the traces as $OUT/traces-<part>.tar.xz. REAL_PARTS picks sections
@@ -35,6 +37,16 @@ R=$ROOT/.gpubuild/real
 CUTLASS_VERSION=${CUTLASS_VERSION:-4.2.0.0}
 ARCH="-gencode=arch=compute_90a,code=[sm_90a,compute_90a]"
 
+# CUTLASS's sources, from PyPI nvidia-cutlass (pip download, into .gpubuild/ext): prints their folder.
+cutlass_sources() {
+  local ext=$ROOT/.gpubuild/ext src=$ROOT/.gpubuild/ext/cutlass/cutlass_library/source
+  if [ ! -d "$src/include" ]; then
+    mkdir -p "$ext" && python3 -m pip download -q --no-deps "nvidia-cutlass==$CUTLASS_VERSION" -d "$ext" >&2 &&
+      unzip -q -o "$ext"/nvidia_cutlass-*.whl -d "$ext/cutlass" >&2 || return 1
+  fi
+  echo "$src"
+}
+
 build() {
   local b=${BUILD_DIR:-$ROOT/build}
   ninja -C "$b" -j2 tmakit tmakit_watch tmakit_ptxas check_ring_devlib || exit 1
@@ -49,12 +61,8 @@ build() {
   cp "$b/tests/gpu/check/check_ring_devlib" "$R/ring_devlib"  # the same flags, through tmakit::device
   nvcc -std=c++20 -O2 -lineinfo $ARCH tests/gpu/check/ring/fault.cu -o "$R/fault" || exit 1
   echo "== CUTLASS $CUTLASS_VERSION examples 48 and 49"
-  local ext=$ROOT/.gpubuild/ext src
-  src=$ext/cutlass/cutlass_library/source
-  if [ ! -d "$src/include" ]; then
-    mkdir -p "$ext" && python3 -m pip download -q --no-deps "nvidia-cutlass==$CUTLASS_VERSION" -d "$ext" &&
-      unzip -q -o "$ext"/nvidia_cutlass-*.whl -d "$ext/cutlass" || exit 1
-  fi
+  local src
+  src=$(cutlass_sources) || exit 1
   for ex in 48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm 49_hopper_gemm_with_collective_builder/49_collective_builder; do
     [ -x "$R/$(basename "$ex")" ] && [ -z "${REBUILD:-}" ] && continue  # minutes each: REBUILD=1 redoes them
     nvcc -std=c++17 -O3 -lineinfo --expt-relaxed-constexpr -DNDEBUG $ARCH -I"$src/include" \
@@ -329,8 +337,42 @@ other_build() {
   echo "== .gpupack/$name: $(git -C "$tree" log --oneline -1 | cut -c1-72)"
 }
 
+# scripts/check-real-device.sh sass [TMAKIT...]: here, with no GPU: CUTLASS 48's GEMM kernel as
+# ptxas compiles it after each tmakit's `instrument` (default: BUILD_DIR's, then .gpupack/base's and
+# .gpupack/exp's where built): its SASS instructions and spill bytes, the figures docs/check.md
+# quotes for an instrumentation change (cuobjdump from PyPI nvidia-cuda-cuobjdump, into .gpubuild/ext).
+sass() {
+  local src out=$ROOT/.gpubuild/sass ext=$ROOT/.gpubuild/ext t
+  src=$(cutlass_sources) || exit 1
+  mkdir -p "$out"
+  if [ ! -s "$out/ex48.ptx" ]; then
+    nvcc -std=c++17 -O3 -lineinfo --expt-relaxed-constexpr -DNDEBUG -arch=compute_90a -ptx -I"$src/include" \
+      -I"$src/tools/util/include" -I"$src/examples/common" \
+      "$src/examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu" -o "$out/ex48.ptx" \
+      -diag-suppress 177,550 || exit 1
+  fi
+  local cuobjdump=$ext/cuobjdump/nvidia/cu13/bin/cuobjdump
+  if [ ! -x "$cuobjdump" ]; then
+    # cuobjdump calls nvdisasm beside it: both wheels into one folder.
+    python3 -m pip download -q --no-deps "nvidia-cuda-cuobjdump==${CUDA_TOOLS_VERSION:-13.5.37}" \
+      "nvidia-cuda-nvdisasm==${CUDA_TOOLS_VERSION:-13.5.37}" -d "$ext" &&
+      for w in "$ext"/nvidia_cuda_cuobjdump-*.whl "$ext"/nvidia_cuda_nvdisasm-*.whl; do unzip -q -o "$w" -d "$ext/cuobjdump" || exit 1; done || exit 1
+  fi
+  local tools=("$@")
+  [ ${#tools[@]} -gt 0 ] || tools=("${BUILD_DIR:-$ROOT/build}/tools/tmakit/tmakit" .gpupack/base/tmakit .gpupack/exp/tmakit)
+  for t in "${tools[@]}"; do
+    [ -x "$t" ] || continue
+    "$t" instrument "$out/ex48.ptx" -o "$out/instrumented.ptx" >/dev/null || exit 1
+    ptxas -arch=sm_90a -v "$out/instrumented.ptx" -o "$out/instrumented.cubin" 2> "$out/ptxas.txt" || exit 1
+    echo "$t: CUTLASS 48's GEMM kernel, $("$cuobjdump" -sass "$out/instrumented.cubin" | awk '
+      /Function :/ { f = $3 } /^ +\/\*[0-9a-f]+\*\// { if (f ~ /GemmUniversal/) n++ } END { print n + 0 }') SASS instructions," \
+      "$(awk '/Function properties for .*GemmUniversal/ { getline; for (i = 1; i + 3 <= NF; ++i) if ($(i + 1) == "bytes" && $(i + 2) == "spill" && $(i + 3) == "stores,") { print $i; exit } }' "$out/ptxas.txt") bytes of spill stores"
+  done
+}
+
 case "${1:-}" in
   build) build ;;
+  sass) shift; sass "$@" ;;
   # scripts/check-real-device.sh builds BASE_REV [EXP_REV]: the builds the compare part runs
   # beside this one (B, and E where given).
   builds)
@@ -340,5 +382,5 @@ case "${1:-}" in
     ;;
   device) device ;;
   unpack) unpack "${2:?unpack DIR}" ;;
-  *) echo "usage: scripts/check-real-device.sh build|builds BASE_REV [EXP_REV]|device|unpack DIR" >&2; exit 2 ;;
+  *) echo "usage: scripts/check-real-device.sh build|builds BASE_REV [EXP_REV]|sass [TMAKIT...]|device|unpack DIR" >&2; exit 2 ;;
 esac
