@@ -269,9 +269,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("@" + fresh + " min.u32 " + used + ", " + used + ", " + std::to_string(UINT32_MAX / kChunkRecords - 1) + ";");
     l.push_back("@" + fresh + " mul.lo.u32 " + lane.slot + ", " + used + ", " + std::to_string(kChunkRecords) + ";");
     l.push_back("setp.lt.and.u32 " + header + ", " + lane.slot + ", " + capacity + ", " + fresh + ";");
-    l.push_back("cvt.u64.u32 " + rec + ", " + lane.slot + ";");
-    l.push_back("shl.b64 " + rec + ", " + rec + ", 7;");
-    l.push_back("add.s64 " + rec + ", " + rec + ", " + base + ";");
+    slot_address(l, rec, lane.slot, base);
     ids(w, l, header, rec, next_r + 1, next_d + 2);
     l.push_back(store(header, rec, 0, 8, std::to_string(id | uint64_t(TraceOp::lane_ids) << 32)));
     l.push_back("@" + header + " add.u32 " + lane.slot + ", " + lane.slot + ", 1;");
@@ -284,9 +282,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("@" + over + " red.global.add.u32 [" + counters + "+" + std::to_string(4 * kDroppedCounter) + "], " + n + ";");
     l.push_back("setp.lt.and.u32 " + write + ", " + lane.slot + ", " + capacity + ", " + on + ";");
     l.push_back(taken + ":");
-    l.push_back("cvt.u64.u32 " + rec + ", " + lane.slot + ";");
-    l.push_back("shl.b64 " + rec + ", " + rec + ", 7;");
-    l.push_back("add.s64 " + rec + ", " + rec + ", " + base + ";");
+    slot_address(l, rec, lane.slot, base);
     // A tensor operation writes its map's halves only where this site of the lane's last read
     // another map address (trace.hpp): the function's map cache, in local memory, holds the
     // address each such site last wrote the halves for (0: none since the function began or

@@ -53,7 +53,7 @@ std::vector<std::string> flush_anchor(const std::string& prefix, const std::stri
   // loaded here again rather than taken from the site's register: keeping that one live through
   // the flush made ptxas spill in Triton's warp-specialized matmul.
   out.push_back("ld.const.u64 " + d_records + ", " + trace(kTraceRecordsWord) + ";");
-  out.push_back("mad.wide.u32 " + d_at + ", " + r_anchor + ", " + std::to_string(kRecordBytes) + ", " + d_records + ";");
+  slot_address(out, d_at, r_anchor, d_records);
   // Plus one (trace.hpp): a word that reads 0 was not written yet, never a ticket.
   out.push_back("add.u32 " + r_anchor + ", " + lane.ticket + ", 1;");
   out.push_back("@" + p_flush + " st.global.u32 [" + d_at + "+" + std::to_string(kTicketWordAt) + "], " + r_anchor + ";");

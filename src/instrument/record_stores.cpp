@@ -77,6 +77,15 @@ void map_records(std::vector<std::string>& out, const MapRead& m, uint32_t id, c
   }
 }
 
+// `rec` = `records` + `slot` × kRecordBytes, as a shift and an add: ptxas makes them two LEAs,
+// where it made mad.wide's multiply four instructions.
+void slot_address(std::vector<std::string>& out, const std::string& rec, const std::string& slot, const std::string& records) {
+  static_assert(kRecordBytes == 1u << 7, "a record is 128 bytes: the slot shifted by 7");
+  out.push_back("cvt.u64.u32 " + rec + ", " + slot + ";");
+  out.push_back("shl.b64 " + rec + ", " + rec + ", 7;");
+  out.push_back("add.s64 " + rec + ", " + rec + ", " + records + ";");
+}
+
 // `t` = the address `s` names (Source::Kind::address): its base, widened, plus its offset.
 void address_into(std::vector<std::string>& out, const std::string& t, const Source& s) {
   if (s.name.empty()) out.push_back("mov.u64 " + t + ", " + std::to_string(s.value) + ";");

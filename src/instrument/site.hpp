@@ -101,11 +101,13 @@ uint32_t lanes_at(const Plan& plan);
 // three 64-bit words), with four 32-bit registers from `r` and three 64-bit ones from `d`.
 // `map_records`: the map's 128 bytes as its two half records at `rec` and the next, leaving
 // `rec` past them. `address_into`: `t` = the address `s` names, widened, plus its offset.
+// `slot_address`: `rec` = the address of slot `slot` of the records at `records`.
 std::string store(const std::string& on, const std::string& rec, uint32_t offset, uint32_t bytes, const std::string& v);
 void ids(Writer& w, std::vector<std::string>& out, const std::string& on, const std::string& rec, int r, int d);
 void map_records(std::vector<std::string>& out, const MapRead& m, uint32_t id, const std::string& on,
                  const std::string& rec, const std::string& tmp, const std::string& tmp2);
 void address_into(std::vector<std::string>& out, const std::string& t, const Source& s);
+void slot_address(std::vector<std::string>& out, const std::string& rec, const std::string& slot, const std::string& records);
 
 // The lines that write the record of site `id`; `prefix` names the fresh registers ("__tmakit").
 // `map_slot`: a tensor operation's entry in its function's map cache (writes_map_once), whose
