@@ -229,14 +229,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // now, if the lane owns it: where the lane reserves again (its last atomic answered a
     // reservation ago), where it leaves for a shared warp record's kept ticket (below), and at
     // a barrier, where a hung lane would stop.
-    std::string when = reserve;
-    const std::string leaving = w.p(19);  // keeps_tickets: a voter not writing (the writer's `on` alone holds)
-    if (keeps_tickets) {
-      when = w.p(20);
-      l.push_back("not.pred " + leaving + ", " + on + ";");
-      l.push_back("and.pred " + leaving + ", " + leaving + ", " + shared_record + ";");
-      l.push_back("or.pred " + when + ", " + leaving + ", " + reserve + ";");
-    }
     // The slots: the lane's chunk, or a new one where it has no room left for the site's. A
     // chunk lies wholly below the capacity or wholly past it (the host rounds the capacity up
     // to whole chunks), so a lane whose chunk is below it writes there until the chunk is full.
@@ -305,6 +297,14 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // stay as the flush below reads them); a record that reserves is the new anchor, owned
     // where it was written, its next place past its tickets, set where it reserves.
     l.push_back("@" + on + " add.u32 " + lane.pending + ", " + lane.pending + ", " + n + ";");
+    std::string when = reserve;
+    const std::string leaving = w.p(19);  // keeps_tickets: a voter not writing (the writer's `on` alone holds)
+    if (keeps_tickets) {
+      when = w.p(20);
+      l.push_back("not.pred " + leaving + ", " + on + ";");
+      l.push_back("and.pred " + leaving + ", " + leaving + ", " + shared_record + ";");
+      l.push_back("or.pred " + when + ", " + leaving + ", " + reserve + ";");
+    }
     // Branched around where the lane neither reserves nor leaves (most records: a reservation
     // serves several), and the lanes brought together again right after: where only some lanes
     // of a warp took the lines (one elected lane, Triton's copies), ptxas left the warp split and
