@@ -225,10 +225,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // A barrier's warp record keeps no tickets for its voters: the barrier ends every lane's
     // reservation right after it (Triton records a bar.sync between most steps).
     const bool keeps_tickets = warp_at && !ends_reservation(plan.op);
-    // The reservation the lane leaves has its first ticket written to its anchor's ticket word
-    // now, if the lane owns it: where the lane reserves again (its last atomic answered a
-    // reservation ago), where it leaves for a shared warp record's kept ticket (below), and at
-    // a barrier, where a hung lane would stop.
     // The slots: the lane's chunk, or a new one where it has no room left for the site's. A
     // chunk lies wholly below the capacity or wholly past it (the host rounds the capacity up
     // to whole chunks), so a lane whose chunk is below it writes there until the chunk is full.
@@ -297,6 +293,11 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // stay as the flush below reads them); a record that reserves is the new anchor, owned
     // where it was written, its next place past its tickets, set where it reserves.
     l.push_back("@" + on + " add.u32 " + lane.pending + ", " + lane.pending + ", " + n + ";");
+    // The reservation the lane leaves has its first ticket written to its anchor's ticket word
+    // now, if the lane owns it: where the lane reserves again (its last atomic answered a
+    // reservation ago), where it leaves for a shared warp record's kept ticket (below), and at
+    // a barrier, where a hung lane would stop. Decided here, next to the branch: decided before the
+    // slot lines, the predicate was kept in a register across them (CUTLASS's wait record).
     std::string when = reserve;
     const std::string leaving = w.p(19);  // keeps_tickets: a voter not writing (the writer's `on` alone holds)
     if (keeps_tickets) {
