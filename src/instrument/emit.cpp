@@ -312,21 +312,26 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // its lanes ran the rest of the record apart until its next vote (Triton's matmul 13 %
     // slower). On a warp that did not split, bar.warp.sync costs a divergence check; a vote
     // before the branch, to make it uniform, cost more (measured on the H100, docs/check.md).
+    // A wait's record reserves wherever it is written: no branch there, the flush guarded instead.
     if (ends_reservation(plan.op)) when = "";
+    const bool branched = !when.empty() && !reserves_afresh(plan);
     const std::string kept = "$" + prefix + "_kept_" + std::to_string(id);
-    if (!when.empty()) l.push_back("@!" + when + " bra " + kept + ";");
-    for (const std::string& f : flush_anchor(prefix, w.d(next_d), w.d(next_d + 1), scratch, w.p(12))) l.push_back(f);
-    // The lane's ticket counter, which the function's prologue looked up: 0 where its cluster is
-    // not traced (`tmakit check --ctas`), whose lanes write nothing (their slot is kPastCapacity).
+    if (branched) l.push_back("@!" + when + " bra " + kept + ";");
+    for (const std::string& f : flush_anchor(prefix, w.d(next_d), w.d(next_d + 1), scratch, w.p(12), branched ? "" : when))
+      l.push_back(f);
+    // The lane's ticket counter, which the function's prologue looked up (0 where its cluster is
+    // not traced, `tmakit check --ctas`). Only a lane that writes the record reserves: one that
+    // does not (past the capacity, or of a cluster not traced, whose slot is kPastCapacity from
+    // the start) writes no record again, so it needs no tickets.
     l.push_back("ld.local.u64 " + counter + ", " + lane_word(prefix, kLaneCounter) + ";");
-    l.push_back("setp.ne.and.u64 " + traced + ", " + counter + ", 0, " + reserve + ";");
+    l.push_back("and.pred " + traced + ", " + reserve + ", " + write + ";");
     l.push_back("@" + traced + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
     l.push_back("shl.b32 " + scratch + ", " + lane.slot + ", " + std::to_string(kPendingAnchorAt) + ";");
     l.push_back("or.b32 " + scratch + ", " + scratch + ", " + std::to_string(kPendingOwner | records) + ";");
     l.push_back("selp.b32 " + scratch + ", " + scratch + ", " + std::to_string(kAnchorNone << kPendingAnchorAt | records) +
                 ", " + write + ";");
     l.push_back("@" + reserve + " mov.u32 " + lane.pending + ", " + scratch + ";");
-    if (!when.empty()) {
+    if (branched) {
       l.push_back(kept + ":");
       l.push_back("bar.warp.sync " + mask + ";");
     }
