@@ -810,6 +810,9 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
   run(full, in.exit());
   EXPECT_EQ(full.made(), 63u);
   EXPECT_EQ(full.counters[1], 57u);
+  // Only the lanes that write reserve tickets (a wait's record reserves afresh each time): the
+  // others write nothing again and need none.
+  EXPECT_EQ(full.reserved(), 2 * 3 * instrument::kTicketReservation);
   EXPECT_EQ(full.chunks(), 21u);
   EXPECT_EQ(full.slots_written(), 6u);
   EXPECT_EQ(full.in_order().size(), 6u);
