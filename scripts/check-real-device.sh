@@ -201,7 +201,8 @@ device() {
     # Where the traced CUTLASS GEMM's time goes (docs/check.md, "Cost"): Nsight Compute on the
     # 4096^3 launch plain, under check recording (launch 0, checked) and not recording (launch 1,
     # past --launches 1): its duration and instructions, and the SASS lines with most stall
-    # samples (.gpupack/top_stalls.py when carried). The counters' names are checked first.
+    # samples (scripts/sass_stalls.py, which also sums a loop's lines: --executed). The counters'
+    # names are checked first.
     echo "== profile: CUTLASS 48 at ${PROFILE_SIZE:-4096}^3 under Nsight Compute"
     local size=${PROFILE_SIZE:-4096}
     local g="$R/48_hopper_warp_specialized_gemm --m=$size --n=$size --k=$size --iterations=2" run
@@ -215,7 +216,7 @@ device() {
         "${wrap[@]}" $g 2>&1 | grep -E "gpu__time|inst_executed|cycles_active|ERROR" | head -6
       timeout -k 5 240 ncu "${ncu_args[@]}" --launch-skip "$skip" --section SourceCounters --page source --print-source sass --csv \
         "${wrap[@]}" $g > "$OUT/sass-$what.csv" 2>/dev/null
-      [ -f .gpupack/top_stalls.py ] && python3 .gpupack/top_stalls.py "$OUT/sass-$what.csv" 25
+      python3 scripts/sass_stalls.py "$OUT/sass-$what.csv" --top 25
       xz -T4 -6 "$OUT/sass-$what.csv"
     done
     local cubin
