@@ -312,7 +312,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // its lanes ran the rest of the record apart until its next vote (Triton's matmul 13 %
     // slower). On a warp that did not split, bar.warp.sync costs a divergence check; a vote
     // before the branch, to make it uniform, cost more (measured on the H100, docs/check.md).
-    // A wait's record reserves wherever it is written: no branch there, the flush guarded instead.
+    // A record that reserves wherever it is written (a wait's, a shared load's: reserves_afresh)
+    // takes no branch: its flush is guarded instead.
     if (ends_reservation(plan.op)) when = "";
     const bool branched = !when.empty() && !reserves_afresh(plan);
     const std::string kept = "$" + prefix + "_kept_" + std::to_string(id);
