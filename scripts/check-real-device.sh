@@ -143,6 +143,10 @@ device() {
     echo "== compare: CUTLASS 48 traced, .gpupack/base (B) against this build (N)"
     local size round b
     cp "$R"/libfmt* .gpupack/base/ 2>/dev/null; [ -d .gpupack/exp ] && cp "$R"/libfmt* .gpupack/exp/ 2>/dev/null
+    # Timing needs no replay: a build that has --no-replay saves the trace and goes on (a 4096^3
+    # launch's replay runs 35 M records of threads on the model), into a folder removed after each run.
+    local kept=$OUT/compare-trace
+    no_replay() { rm -rf "$kept"; "$1/tmakit" check --help 2>&1 | grep -q -- --no-replay && echo "--save-trace $kept --no-replay"; }
     for size in $n 4096; do
       echo "-- ${size}^3 plain: $("$R/48_hopper_warp_specialized_gemm" --m=$size --n=$size --k=$size --iterations=10 | grep 'Avg runtime')"
       for round in $(seq "${COMPARE_ROUNDS:-2}"); do
@@ -150,7 +154,7 @@ device() {
         for b in B E N; do
           local dir=$R; [ $b = B ] && dir=$ROOT/.gpupack/base; [ $b = E ] && dir=$ROOT/.gpupack/exp
           [ -x "$dir/tmakit" ] || continue
-          echo "-- ${size}^3 $b round $round: $(timeout -k 5 120 "$dir/tmakit" check --timeout 10 --launches 1 -- \
+          echo "-- ${size}^3 $b round $round: $(timeout -k 5 120 "$dir/tmakit" check --timeout 10 --launches 1 $(no_replay "$dir") -- \
             "$R/48_hopper_warp_specialized_gemm" --m=$size --n=$size --k=$size --iterations=2 2>&1 |
             grep -E 'device_kernel.*traced|Disposition' | sed -E 's/.*(<<<.*)/\1/' | tr '\n' ' ')"
         done
@@ -165,13 +169,14 @@ device() {
           local dir=$R; [ $b = B ] && dir=$ROOT/.gpupack/base; [ $b = E ] && dir=$ROOT/.gpupack/exp
           [ -x "$dir/tmakit" ] && [ -x "$dir/tmakit-ptxas" ] || continue
           for only in matmul attention; do
-            echo "-- triton $only $b round $round: $(timeout -k 5 120 "$dir/tmakit" check --timeout 10 --launches 1 -- \
+            echo "-- triton $only $b round $round: $(timeout -k 5 120 "$dir/tmakit" check --timeout 10 --launches 1 $(no_replay "$dir") -- \
               python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --only $only 2>&1 |
               grep -E 'traced' | sed -E 's/^tmakit check: ([a-z_]+) .*records, (.*) on the GPU traced/\1 \2/' | tr '\n' ' ')"
           done
         done
       done
     fi
+    rm -rf "$kept"
   fi
   if [[ $parts == *" warmth "* ]] && command -v ncu >/dev/null; then
     # Each launch's own time, first (cold: code, descriptors and caches) and later ones, plain and

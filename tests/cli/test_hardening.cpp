@@ -249,6 +249,7 @@ TEST_F(Hardening, EveryErrorNamesItsRule) {
       {"lint folder", "[cli.file-not-regular]"},
       {"watch --target sm_12 -- true", "[cli.target]"},
       {"check --save-trace plain/traces -- touch ran", "[cli.output]"},
+      {"check --no-replay -- touch ran", "[cli.options]"},  // its traces would be deleted at the end
       {"lint missing.ptx", "[cli.file]"},
   };
   for (const auto& [args, rule] : cases) {

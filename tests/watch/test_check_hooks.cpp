@@ -63,6 +63,33 @@ TEST_F(CheckHooks, EveryRouteInstrumentsLoadsTracesAndReports) {
   }
 }
 
+// --no-replay keeps the trace and checks nothing now: the program's own exit status (the replay
+// of this made-up trace finds something, exit 1), and the saved trace replays later to the very
+// report a checked run gives.
+TEST_F(CheckHooks, NoReplayKeepsTheTraceForALaterReplay) {
+  Outcome r = run(checked("--no-replay"), "gpa " + kModule + " " + kKernel);
+  EXPECT_EQ(r.status, 0) << r.err;
+  const fs::path saved = dir_ / "saved" / "launch-0";
+  EXPECT_EQ(read_file(saved / "trace.bin"), recorded_);
+  EXPECT_NE(r.err.find("not replayed (--no-replay): tmakit check --replay " + saved.string() + "\n"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("tmakit check: 1 launch recorded (1 completed, 0 hung, 0 faulted), not replayed"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("checked ("), std::string::npos) << r.err;
+  const fs::path later = dir_ / "later.txt";
+  const int s = std::system((std::string(TMAKIT_CLI) + " check --replay " + saved.string() + " >" + later.string() + " 2>&1").c_str());
+  fs::rename(dir_ / "saved", dir_ / "unreplayed");
+  Outcome checked_run = run(checked(), "gpa " + kModule + " " + kKernel);
+  EXPECT_EQ(WIFEXITED(s) ? WEXITSTATUS(s) : -1, checked_run.status) << read_file(later);
+  std::istringstream lines(read_file(later));
+  int n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    const std::string said = line.starts_with("tmakit check: ") ? line : "tmakit check: " + line;
+    EXPECT_NE(checked_run.err.find(said + "\n"), std::string::npos) << line << "\n---\n" << checked_run.err;
+  }
+  EXPECT_GT(n, 0);
+}
+
 TEST_F(CheckHooks, TheReportIsTheReplayOfTheSavedTrace) {
   Outcome r = run(checked(), "gpa " + kModule + " " + kKernel);
   const fs::path replay_out = dir_ / "replay.txt";

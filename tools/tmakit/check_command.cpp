@@ -41,6 +41,7 @@ struct CheckOptions {
   std::optional<std::string> ptx_filter;  // --ptx-filter CMD (docs/check.md, "Mutation testing")
   bool quiet = false, json = false;
   bool strict = false;  // warnings, too, make the exit status 1
+  bool no_replay = false;  // --no-replay: traces saved (--save-trace), not replayed
 };
 
 // tmakit-ptxas (tools/check/): TMAKIT_PTXAS_WRAPPER, beside tmakit, the build tree's tools/check.
@@ -129,6 +130,7 @@ void forward(int sig) {
 struct Summary {
   int launches = 0, completed = 0, hung = 0, faulted = 0, findings = 0, errors = 0, unchecked = 0;
   int incomplete = 0;  // launches whose replay skipped checks (records dropped, clusters not replayed)
+  int unreplayed = 0;  // launches recorded under --no-replay
   int records_lost = 0;  // launches whose records in device memory could not be read (a fault)
 };
 
@@ -145,6 +147,10 @@ Summary read_summary(const fs::path& run_dir) {
     s.faulted += outcome == "fault";
     s.findings += j.value("findings", 0);
     s.errors += j.value("errors", j.value("findings", 0));  // a record without the split counts all as errors
+    if (!j.value("replayed", true)) {
+      ++s.unreplayed;
+      continue;
+    }
     s.unchecked += j.value("replay_status", -1) == 2 || j.value("replay_status", -1) < 0;
     s.incomplete += j.value("skipped", 0) > 0;
     s.records_lost += j.value("records_lost", false);
@@ -181,6 +187,11 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
     return 2;
   }
   if (o.ptx_filter && !usable_ptx_filter(*o.ptx_filter)) return 2;
+  if (o.no_replay && o.save_trace.empty()) {
+    fmt::print(stderr, "tmakit check: --no-replay: error: the traces would be deleted when the program ends; name a "
+                       "folder to keep them in with --save-trace DIR [cli.options]\n");
+    return 2;
+  }
   // --ctas FIRST[-LAST]: clusters by linear %clusterid, LAST included (without clusters: CTAs).
   std::string ctas_env;
   if (!o.ctas.empty()) {
@@ -227,6 +238,8 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
   setenv("TMAKIT_CHECK_LAUNCHES", std::to_string(launches).c_str(), 1);
   if (capacity) setenv("TMAKIT_CHECK_CAPACITY", std::to_string(capacity).c_str(), 1);
   else unsetenv("TMAKIT_CHECK_CAPACITY");
+  if (o.no_replay) setenv("TMAKIT_CHECK_NO_REPLAY", "1", 1);
+  else unsetenv("TMAKIT_CHECK_NO_REPLAY");
   if (ctas_env.empty()) unsetenv("TMAKIT_CHECK_CTAS");
   else setenv("TMAKIT_CHECK_CTAS", ctas_env.c_str(), 1);
   setenv("TMAKIT_CHECK_CLI", fs::read_symlink("/proc/self/exe", ec).c_str(), 1);
@@ -286,6 +299,10 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
                            ? "no instrumented kernel was launched"
                            : fmt::format("{} checked ({} completed, {} hung, {} faulted), {}", plural(s.launches, "launch", "launches"),
                                          s.completed, s.hung, s.faulted, plural(s.findings, "finding", "findings"));
+    if (s.unreplayed > 0)
+      line = fmt::format("{} recorded ({} completed, {} hung, {} faulted), not replayed (--no-replay: replay each with "
+                         "tmakit check --replay DIR/launch-<n>)", plural(s.launches, "launch", "launches"), s.completed,
+                         s.hung, s.faulted);
     if (s.unchecked > 0) line += fmt::format("; {} could not be replayed", s.unchecked);
     if (s.incomplete > 0) line += fmt::format("; {} checked incompletely (their reports say which checks were skipped)", plural(s.incomplete, "launch was", "launches were"));
     if (!o.save_trace.empty() && s.launches > 0) line += fmt::format("; traces in {}", o.save_trace);
@@ -332,6 +349,9 @@ void add_check_command(CLI::App& app, int& status) {
   cmd->add_option("--replay", o->replay, "replay a saved trace directory instead of running a command");
   cmd->add_flag("--json", o->json, "with --replay: the report as JSON");
   cmd->add_flag("--strict", o->strict, "warnings, too, make the exit status 1 (by default only errors do)");
+  cmd->add_flag("--no-replay", o->no_replay,
+                "record each checked launch and keep its trace (with --save-trace DIR) without replaying it: nothing "
+                "is checked now; replay later with tmakit check --replay DIR/launch-<n>");
   cmd->prefix_command();
   cmd->footer("The command and its arguments follow the options, after --. Exit status: the program's; 1 when it "
               "exited 0 but errors were reported (warnings too with --strict); 3 when it exited 0, nothing was found, but checks were skipped (records dropped, clusters not replayed); 124 when a launch hung; 2 unusable input (docs/check.md).");

@@ -359,13 +359,20 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
                         records_mode == "auto" ? "the program runs again with the records in host-mapped memory"
                                                : "run again with --records host to keep them through a fault or a hang");
   else if (info.outcome == "fault") head += "\n" + last_operation(records, mod.sites_json);
-  const ReplayResult replay = run_replay(dir);
-  check_say(head + (replay.report.empty() ? "" : "\n" + replay.report) +
-            (replay.status < 0 ? "\nthe replay did not run (no tmakit CLI); the trace is in " + dir.string() : ""));
+  // --no-replay: the trace is kept for `tmakit check --replay DIR` later (another machine, or a
+  // timing run that needs only the GPU's figures), and the program goes on at once.
+  const char* no_replay = std::getenv(kEnvCheckNoReplay);
+  const bool replaying = no_replay == nullptr || std::string(no_replay) != "1";
+  const ReplayResult replay = replaying ? run_replay(dir) : ReplayResult{};
+  if (!replaying)
+    check_say(head + "\nnot replayed (--no-replay): tmakit check --replay " + dir.string());
+  else
+    check_say(head + (replay.report.empty() ? "" : "\n" + replay.report) +
+              (replay.status < 0 ? "\nthe replay did not run (no tmakit CLI); the trace is in " + dir.string() : ""));
   append_launch_line({{"pid", getpid()}, {"kernel", fn->name}, {"outcome", info.outcome},
                       {"driver_result", info.driver_result}, {"records", records.size()},
                       {"records_in", info.records_in}, {"records_lost", !info.records_lost.empty()},
-                      {"replay_status", replay.status}, {"findings", replay.findings}, {"errors", replay.errors},
+                      {"replayed", replaying}, {"replay_status", replay.status}, {"findings", replay.findings}, {"errors", replay.errors},
                       {"warnings", replay.warnings}, {"skipped", replay.skipped}, {"trace", dir.string()},
                       {"gpu_ms", gpu_ms ? nlohmann::json(*gpu_ms) : nlohmann::json(nullptr)}});
   if (info.outcome == "timeout") hand_over_to_parent();

@@ -21,6 +21,7 @@ inline constexpr const char* kEnvCheckRecords = "TMAKIT_CHECK_RECORDS";  // --re
 inline constexpr size_t kDefaultDeviceCapacity = size_t{1} << 22, kDefaultHostCapacity = size_t{1} << 18;
 inline constexpr const char* kEnvCheckCtas = "TMAKIT_CHECK_CTAS";  // --ctas: "FIRST-END", clusters [FIRST, END)
 inline constexpr const char* kEnvCheckLaunches = "TMAKIT_CHECK_LAUNCHES";  // checked launches per kernel (0: all)
+inline constexpr const char* kEnvCheckNoReplay = "TMAKIT_CHECK_NO_REPLAY";  // --no-replay: "1" saves traces unreplayed
 
 bool check_active();
 
