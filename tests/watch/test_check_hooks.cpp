@@ -63,9 +63,23 @@ TEST_F(CheckHooks, EveryRouteInstrumentsLoadsTracesAndReports) {
   }
 }
 
-// --no-replay keeps the trace and checks nothing now: the program's own exit status (the replay
-// of this made-up trace finds something, exit 1), and the saved trace replays later to the very
-// report a checked run gives.
+// `tmakit check --replay DIR` into `out`: its exit status. Each line of its report is expected
+// among the lines a checked run printed (`err`), with its one prefix; the report is not empty.
+int replay_matches(const fs::path& dir, const fs::path& out, const std::string& err) {
+  const int s = std::system((std::string(TMAKIT_CLI) + " check --replay " + dir.string() + " >" + out.string() + " 2>&1").c_str());
+  std::istringstream lines(read_file(out));
+  int n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    const std::string said = line.starts_with("tmakit check: ") ? line : "tmakit check: " + line;  // one prefix
+    EXPECT_NE(err.find(said + "\n"), std::string::npos) << line << "\n---\n" << err;
+  }
+  EXPECT_GT(n, 0);
+  return WIFEXITED(s) ? WEXITSTATUS(s) : -1;
+}
+
+// --no-replay keeps the trace and checks nothing now: the program's own exit status (a checked
+// run's is 1 where the replay of this made-up trace finds something), and the saved trace
+// replays later to the very report a checked run gives.
 TEST_F(CheckHooks, NoReplayKeepsTheTraceForALaterReplay) {
   Outcome r = run(checked("--no-replay"), "gpa " + kModule + " " + kKernel);
   EXPECT_EQ(r.status, 0) << r.err;
@@ -76,35 +90,16 @@ TEST_F(CheckHooks, NoReplayKeepsTheTraceForALaterReplay) {
   EXPECT_NE(r.err.find("tmakit check: 1 launch recorded (1 completed, 0 hung, 0 faulted), not replayed"), std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("checked ("), std::string::npos) << r.err;
-  const fs::path later = dir_ / "later.txt";
-  const int s = std::system((std::string(TMAKIT_CLI) + " check --replay " + saved.string() + " >" + later.string() + " 2>&1").c_str());
   fs::rename(dir_ / "saved", dir_ / "unreplayed");
+  const fs::path kept = dir_ / "unreplayed" / "launch-0";
   Outcome checked_run = run(checked(), "gpa " + kModule + " " + kKernel);
-  EXPECT_EQ(WIFEXITED(s) ? WEXITSTATUS(s) : -1, checked_run.status) << read_file(later);
-  std::istringstream lines(read_file(later));
-  int n = 0;
-  for (std::string line; std::getline(lines, line); ++n) {
-    const std::string said = line.starts_with("tmakit check: ") ? line : "tmakit check: " + line;
-    EXPECT_NE(checked_run.err.find(said + "\n"), std::string::npos) << line << "\n---\n" << checked_run.err;
-  }
-  EXPECT_GT(n, 0);
+  EXPECT_EQ(replay_matches(kept, dir_ / "later.txt", checked_run.err), checked_run.status);
 }
 
 TEST_F(CheckHooks, TheReportIsTheReplayOfTheSavedTrace) {
   Outcome r = run(checked(), "gpa " + kModule + " " + kKernel);
-  const fs::path replay_out = dir_ / "replay.txt";
-  const int s = std::system((std::string(TMAKIT_CLI) + " check --replay " + (dir_ / "saved" / "launch-0").string() +
-                             " >" + replay_out.string() + " 2>&1")
-                                .c_str());
-  const int replay_status = WIFEXITED(s) ? WEXITSTATUS(s) : -1;
-  EXPECT_TRUE(replay_status == 0 || replay_status == 1) << read_file(replay_out);
-  std::istringstream lines(read_file(replay_out));
-  int n = 0;
-  for (std::string line; std::getline(lines, line); ++n) {
-    const std::string said = line.starts_with("tmakit check: ") ? line : "tmakit check: " + line;  // one prefix
-    EXPECT_NE(r.err.find(said + "\n"), std::string::npos) << line << "\n---\n" << r.err;
-  }
-  EXPECT_GT(n, 0);
+  const int replay_status = replay_matches(dir_ / "saved" / "launch-0", dir_ / "replay.txt", r.err);
+  EXPECT_TRUE(replay_status == 0 || replay_status == 1) << read_file(dir_ / "replay.txt");
   // The exit status says whether the replay found anything (the program itself exited 0).
   EXPECT_EQ(r.status, replay_status);
 }
@@ -223,6 +218,17 @@ TEST_F(CheckHooks, AutoRunsTheProgramAgainWithHostRecordsAfterAFault) {
   EXPECT_EQ(meta(1)["records_in"], "host");
   EXPECT_EQ(read_file(dir_ / "saved" / "launch-1" / "trace.bin"), recorded_);
   EXPECT_NE(r.err.find("1 launch checked (0 completed, 0 hung, 1 faulted)"), std::string::npos) << r.err;  // the rerun's
+}
+
+// --no-replay keeps --records auto's second run: the records lost to the fault are kept from the
+// rerun's host-mapped memory, and neither run is replayed.
+TEST_F(CheckHooks, NoReplayStillRunsAgainWithHostRecordsAfterAFault) {
+  Outcome r = run(checked("--no-replay"), "linked " + kModule + " " + kKernel, "fault");
+  EXPECT_EQ(r.out, "launch 0 sync 715\nlaunch 0 sync 715\n") << r.err;  // run twice
+  EXPECT_NE(r.err.find("running the program again with the records in host-mapped memory"), std::string::npos) << r.err;
+  EXPECT_EQ(meta(1)["records_in"], "host");
+  EXPECT_EQ(read_file(dir_ / "saved" / "launch-1" / "trace.bin"), recorded_);
+  EXPECT_NE(r.err.find("1 launch recorded (0 completed, 0 hung, 1 faulted), not replayed"), std::string::npos) << r.err;
 }
 
 // A hung kernel's device records are copied while it still runs (a stream of the trace's own);

@@ -147,13 +147,13 @@ Summary read_summary(const fs::path& run_dir) {
     s.faulted += outcome == "fault";
     s.findings += j.value("findings", 0);
     s.errors += j.value("errors", j.value("findings", 0));  // a record without the split counts all as errors
+    s.records_lost += j.value("records_lost", false);  // --no-replay or not: --records auto runs again
     if (!j.value("replayed", true)) {
       ++s.unreplayed;
       continue;
     }
     s.unchecked += j.value("replay_status", -1) == 2 || j.value("replay_status", -1) < 0;
     s.incomplete += j.value("skipped", 0) > 0;
-    s.records_lost += j.value("records_lost", false);
   }
   return s;
 }
@@ -295,14 +295,13 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
   // Nothing found, but not everything was checked: not a clean bill of health.
   else if (status == 0 && s.incomplete > 0) status = 3;
   if (!o.quiet || s.findings > 0 || s.hung > 0 || s.faulted > 0) {
-    std::string line = s.launches == 0
-                           ? "no instrumented kernel was launched"
-                           : fmt::format("{} checked ({} completed, {} hung, {} faulted), {}", plural(s.launches, "launch", "launches"),
-                                         s.completed, s.hung, s.faulted, plural(s.findings, "finding", "findings"));
-    if (s.unreplayed > 0)
-      line = fmt::format("{} recorded ({} completed, {} hung, {} faulted), not replayed (--no-replay: replay each with "
-                         "tmakit check --replay DIR/launch-<n>)", plural(s.launches, "launch", "launches"), s.completed,
-                         s.hung, s.faulted);
+    const std::string launches = plural(s.launches, "launch", "launches"),
+                      outcomes = fmt::format("({} completed, {} hung, {} faulted)", s.completed, s.hung, s.faulted);
+    std::string line = s.launches == 0 ? "no instrumented kernel was launched"
+                       : s.unreplayed > 0
+                           ? fmt::format("{} recorded {}, not replayed (--no-replay: replay each with tmakit check "
+                                         "--replay DIR/launch-<n>)", launches, outcomes)
+                           : fmt::format("{} checked {}, {}", launches, outcomes, plural(s.findings, "finding", "findings"));
     if (s.unchecked > 0) line += fmt::format("; {} could not be replayed", s.unchecked);
     if (s.incomplete > 0) line += fmt::format("; {} checked incompletely (their reports say which checks were skipped)", plural(s.incomplete, "launch was", "launches were"));
     if (!o.save_trace.empty() && s.launches > 0) line += fmt::format("; traces in {}", o.save_trace);

@@ -362,13 +362,12 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
   // --no-replay: the trace is kept for `tmakit check --replay DIR` later (another machine, or a
   // timing run that needs only the GPU's figures), and the program goes on at once.
   const char* no_replay = std::getenv(kEnvCheckNoReplay);
-  const bool replaying = no_replay == nullptr || std::string(no_replay) != "1";
+  const bool replaying = no_replay == nullptr || std::strcmp(no_replay, "1") != 0;
   const ReplayResult replay = replaying ? run_replay(dir) : ReplayResult{};
-  if (!replaying)
-    check_say(head + "\nnot replayed (--no-replay): tmakit check --replay " + dir.string());
-  else
-    check_say(head + (replay.report.empty() ? "" : "\n" + replay.report) +
-              (replay.status < 0 ? "\nthe replay did not run (no tmakit CLI); the trace is in " + dir.string() : ""));
+  const std::string said = !replaying        ? "\nnot replayed (--no-replay): tmakit check --replay " + dir.string()
+                           : replay.status < 0 ? "\nthe replay did not run (no tmakit CLI); the trace is in " + dir.string()
+                                               : "";
+  check_say(head + (replay.report.empty() ? "" : "\n" + replay.report) + said);
   append_launch_line({{"pid", getpid()}, {"kernel", fn->name}, {"outcome", info.outcome},
                       {"driver_result", info.driver_result}, {"records", records.size()},
                       {"records_in", info.records_in}, {"records_lost", !info.records_lost.empty()},
