@@ -46,6 +46,11 @@ cutlass_sources() {
   fi
   echo "$src"
 }
+# The flags CUTLASS's examples build with, for the sources in $1 (the GPU build and the SASS count alike).
+cutlass_flags() {
+  echo "-std=c++17 -O3 -lineinfo --expt-relaxed-constexpr -DNDEBUG -I$1/include -I$1/tools/util/include" \
+    "-I$1/examples/common -diag-suppress 177,550"
+}
 
 build() {
   local b=${BUILD_DIR:-$ROOT/build}
@@ -65,9 +70,7 @@ build() {
   src=$(cutlass_sources) || exit 1
   for ex in 48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm 49_hopper_gemm_with_collective_builder/49_collective_builder; do
     [ -x "$R/$(basename "$ex")" ] && [ -z "${REBUILD:-}" ] && continue  # minutes each: REBUILD=1 redoes them
-    nvcc -std=c++17 -O3 -lineinfo --expt-relaxed-constexpr -DNDEBUG $ARCH -I"$src/include" \
-      -I"$src/tools/util/include" -I"$src/examples/common" "$src/examples/$ex.cu" -o "$R/$(basename "$ex")" \
-      -diag-suppress 177,550 || exit 1
+    nvcc $(cutlass_flags "$src") $ARCH "$src/examples/$ex.cu" -o "$R/$(basename "$ex")" || exit 1
   done
   if [ -n "${TRITON_TUTORIALS:-}" ]; then cp -r "$TRITON_TUTORIALS" "$R/triton-tutorials"; fi
   mkdir -p "$ROOT/.gpupack"
@@ -352,10 +355,8 @@ sass() {
   src=$(cutlass_sources) || exit 1
   mkdir -p "$out"
   if [ ! -s "$out/ex48.ptx" ]; then
-    nvcc -std=c++17 -O3 -lineinfo --expt-relaxed-constexpr -DNDEBUG -arch=compute_90a -ptx -I"$src/include" \
-      -I"$src/tools/util/include" -I"$src/examples/common" \
-      "$src/examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu" -o "$out/ex48.ptx" \
-      -diag-suppress 177,550 || exit 1
+    nvcc $(cutlass_flags "$src") -arch=compute_90a -ptx \
+      "$src/examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu" -o "$out/ex48.ptx" || exit 1
   fi
   local cuobjdump=$ext/cuobjdump/nvidia/cu13/bin/cuobjdump
   if [ ! -x "$cuobjdump" ]; then

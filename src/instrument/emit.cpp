@@ -325,8 +325,9 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     // does not (past the capacity, or of a cluster not traced, whose slot is kPastCapacity from
     // the start) writes no record again, so it needs no tickets.
     l.push_back("ld.local.u64 " + counter + ", " + lane_word(prefix, kLaneCounter) + ";");
-    l.push_back("and.pred " + traced + ", " + reserve + ", " + write + ";");
-    l.push_back("@" + traced + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
+    const std::string reserves_here = w.p(22);  // reserve, where the lane writes
+    l.push_back("and.pred " + reserves_here + ", " + reserve + ", " + write + ";");
+    l.push_back("@" + reserves_here + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
     l.push_back("shl.b32 " + scratch + ", " + lane.slot + ", " + std::to_string(kPendingAnchorAt) + ";");
     l.push_back("or.b32 " + scratch + ", " + scratch + ", " + std::to_string(kPendingOwner | records) + ";");
     l.push_back("selp.b32 " + scratch + ", " + scratch + ", " + std::to_string(kAnchorNone << kPendingAnchorAt | records) +
