@@ -24,7 +24,7 @@
 #        (PROFILE_RUNS: what:launches-skipped, what plain, recording, not-recording, or base-… for the
 #        build in .gpupack/base; and the SASS of
 #        the cubins in .gpupack/sass, where carried); "compare": CUTLASS 48 traced under the build in
-#        .gpupack/base (B), .gpupack/exp (E, where carried) and this one (N), in turn (COMPARE_ROUNDS, default 2; 4096^3 once), and
+#        .gpupack/base (B), .gpupack/exp (E, where carried) and this one (N), in turn (COMPARE_ROUNDS, default 2; 4096^3 once where a build replays), and
 #        Triton's matmuls and attention so where the tutorials and each build's tmakit-ptxas were carried; "warmth": each of
 #        CUTLASS 48's launches timed alone by Nsight Compute, plain and traced. Each ring run is judged against
 #        tests/gpu/check/ring/ring_expect.py (the rule at the
@@ -153,10 +153,11 @@ device() {
     for size in $n 4096; do
       echo "-- ${size}^3 plain: $("$R/48_hopper_warp_specialized_gemm" --m=$size --n=$size --k=$size --iterations=10 | grep 'Avg runtime')"
       for round in $(seq "${COMPARE_ROUNDS:-2}"); do
-        [ $size = 4096 ] && [ $round -gt 1 ] && break  # a replay of 35 M records of threads each: once
         for b in B E N; do
           local dir=$R; [ $b = B ] && dir=$ROOT/.gpupack/base; [ $b = E ] && dir=$ROOT/.gpupack/exp
           [ -x "$dir/tmakit" ] || continue
+          # A build that replays (no --no-replay) spends minutes on a 4096^3 launch's 35 M records: once.
+          [ $size = 4096 ] && [ $round -gt 1 ] && [ -z "$(no_replay "$dir")" ] && continue
           echo "-- ${size}^3 $b round $round: $(timeout -k 5 120 "$dir/tmakit" check --timeout 10 --launches 1 $(no_replay "$dir") -- \
             "$R/48_hopper_warp_specialized_gemm" --m=$size --n=$size --k=$size --iterations=2 2>&1 |
             grep -E 'device_kernel.*traced|Disposition' | sed -E 's/.*(<<<.*)/\1/' | tr '\n' ' ')"

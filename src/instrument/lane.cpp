@@ -100,8 +100,8 @@ std::vector<std::string> function_prologue(RegCounts regs, const std::string& pr
     setup.push_back("sub.u64 " + last + ", " + last + ", 1;");
     setup.push_back("cvt.u64.u32 " + k + ", " + a + ";");
     setup.push_back("min.u64 " + k + ", " + k + ", " + last + ";");
-    setup.push_back("mad.lo.u64 " + counter + ", " + k + ", 4, " + counters + ";");
-    setup.push_back("add.u64 " + counter + ", " + counter + ", " + std::to_string(kTicketCountersAt * 4) + ";");
+    setup.push_back("mad.lo.u64 " + counter + ", " + k + ", " + std::to_string(kCounterLineWords * 4) + ", " + counters + ";");
+    setup.push_back("add.u64 " + counter + ", " + counter + ", " + std::to_string(ticket_counter_word(0) * 4) + ";");
     setup.push_back("selp.b64 " + counter + ", " + counter + ", 0, " + in + ";");
     setup.push_back("st.local.u64 " + lane_word(prefix, kLaneCounter) + ", " + counter + ";");
     // A lane of a cluster not traced starts past the capacity: its records take the rare lines,

@@ -57,14 +57,14 @@ constexpr uint64_t kTraceAt = 0x7000000, kRecordsAt = 0x100000, kCountersAt = 0x
 // each lane's registers.
 struct Warp {
   uint64_t words[6] = {kRecordsAt, 0, 0, 0, kCountersAt, 1};  // capacity set by the constructor
-  std::vector<uint32_t> counters;  // word 4's: [0] the next chunk, [1] unused, [2 + k] cluster k's tickets
+  std::vector<uint32_t> counters;  // word 4's: [0] the next chunk, [1] dropped, [ticket_counter_word(k)] cluster k's tickets
   std::vector<uint8_t> mem;        // the record slots
   std::vector<std::map<std::string, uint64_t>> regs;
   std::vector<bool> active;
   std::vector<std::string> ran;  // each instruction the warp ran (any lane), in order
 
   explicit Warp(int lanes, uint64_t capacity, int clusters = 1)
-      : counters(2 + clusters, 0), mem(capacity * instrument::kRecordBytes, 0),
+      : counters(instrument::ticket_counter_word(clusters), 0), mem(capacity * instrument::kRecordBytes, 0),
         regs(lanes), active(lanes, true) {
     words[1] = capacity;
     words[5] = static_cast<uint64_t>(clusters);
@@ -94,7 +94,7 @@ struct Warp {
     return w == instrument::kNoTicket || w >= instrument::kRelativeTicket ? w : w - 1;
   }
   // Tickets the clusters' lanes reserved (trace.hpp: kTicketReservation at a time).
-  uint32_t reserved(int cluster = 0) const { return counters[2 + cluster]; }
+  uint32_t reserved(int cluster = 0) const { return counters[instrument::ticket_counter_word(cluster)]; }
   // Records made: those written (a tensor operation three, with its map's halves or without)
   // and those counted past the capacity (counter 1).
   size_t made() const {
@@ -542,7 +542,7 @@ TEST(InstrumentRecordBytes, AReservationsFirstTicketIsWrittenWhenTheLaneLeavesIt
   Instrumented in;
   Warp w(1, kRoom);
   w.regs[0]["%p2"] = 1;
-  w.counters[2] = 7;  // seven tickets taken before
+  w.counters[instrument::ticket_counter_word(0)] = 7;  // seven tickets taken before
   run(w, in.prologue());
   run(w, lines_of_site(in.r.text, kInit));
   EXPECT_EQ(w.record(1).op, static_cast<uint16_t>(TraceOp::mbar_init));
@@ -590,7 +590,7 @@ TEST(InstrumentRecordBytes, ABarriersRecordWritesTheReservationsFirstTicket) {
   ASSERT_EQ(in.r.sites.size(), 3u);
   Warp w(1, kRoom);
   w.regs[0]["%p2"] = 1;
-  w.counters[2] = 40;
+  w.counters[instrument::ticket_counter_word(0)] = 40;
   run(w, in.prologue());
   run(w, lines_of_site(in.r.text, 0));
   EXPECT_EQ(w.word(1), instrument::kNoTicket);
@@ -710,7 +710,7 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
     for (uint32_t start : {0u, 5u}) {
       SCOPED_TRACE(testing::Message() << "start " << start << (same ? ", same parity" : ", parity by lane"));
       Warp w(32, 32 * instrument::kChunkRecords);
-      w.counters[2] = start;
+      w.counters[instrument::ticket_counter_word(0)] = start;
       std::vector<int> voters;
       uint32_t mask = 0;
       for (int l = 0; l < 32; ++l) {
@@ -1064,7 +1064,12 @@ TEST(InstrumentRecordBytes, EachClusterTakesTicketsFromItsOwnCounter) {
     EXPECT_EQ(w.chunks(), 1u);
     EXPECT_EQ(w.slots_written(), static_cast<size_t>(inits));
     for (int s = 0; s < inits; ++s) EXPECT_EQ(w.ticket(1 + s), static_cast<uint32_t>(s)) << s;
-    return std::vector<uint32_t>(w.counters.begin() + 2, w.counters.end());
+    // Each cluster's counter on a line of its own: the words between them stay untouched.
+    std::vector<uint32_t> tickets;
+    for (size_t i = 2; i < w.counters.size(); ++i)
+      if (i % instrument::kCounterLineWords == 0) tickets.push_back(w.counters[i]);
+      else EXPECT_EQ(w.counters[i], 0u) << "word " << i << ", between the counters";
+    return tickets;
   };
   // One reservation of kTicketReservation tickets from the cluster's own counter.
   constexpr uint32_t R = instrument::kTicketReservation;

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "../../src/check/hooks/check_abi.hpp"
+#include "tmakit/instrument/trace.hpp"
 
 namespace {
 
@@ -140,7 +141,7 @@ abi::CUresult launch(void* f) {
     // own, 63 after the chunk's header (op 31, the thread's ids; the records' own ids zero but
     // their ticket words), tickets 0.. in the recorded order (each record the first of a reservation of its own: an
     // absolute word); the counters: chunks taken, the records dropped, then
-    // the first cluster's tickets. Chunks past the capacity are counted, their records too.
+    // the first cluster's tickets (trace.hpp's ticket_counter_word). Chunks past the capacity are counted, their records too.
     auto* counters = reinterpret_cast<uint32_t*>(m->trace[4]);
     auto* slots = reinterpret_cast<unsigned char*>(m->trace[0]);
     constexpr size_t kIdsAt = 8, kIdsBytes = 24;  // ctaid, tid, rank, clusterid
@@ -181,7 +182,7 @@ abi::CUresult launch(void* f) {
       }
     }
     counters[0] = static_cast<uint32_t>(chunk);
-    counters[2] += static_cast<uint32_t>(n);
+    counters[tmakit::instrument::ticket_counter_word(0)] += static_cast<uint32_t>(n);
   }
   const std::string outcome = env("TMAKIT_STAND_IN_OUTCOME");
   g_pending_forever = outcome == "hang" || outcome == "hang-nocopy";

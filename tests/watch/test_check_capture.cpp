@@ -97,14 +97,15 @@ Record of_lane(const Record& lane, uint32_t site, uint16_t op) {
 }
 
 // The device's part of one launch, by hand (trace.hpp): slots in chunks of C, each record's
-// ticket word in its slot (kNoTicket where none came), the counters (chunks taken, unused, then
-// each cluster's tickets). A record goes in with its ids in its chunk's header (the chunk's first
+// ticket word in its slot (kNoTicket where none came), the counters (chunks taken, records
+// dropped, then each cluster's tickets at ticket_counter_word). A record goes in with its ids in its chunk's header (the chunk's first
 // slot, op lane_ids) and zero in its own slot but for the ticket word, as the device writes it;
 // `wanted` keeps it whole, as the host should give it back.
 struct ByHand {
   std::vector<Record> slots, wanted;
   std::vector<uint32_t> counters;
-  ByHand(size_t n, size_t clusters) : slots(n), wanted(n), counters(2 + clusters, 0) {}
+  ByHand(size_t n, size_t clusters) : slots(n), wanted(n), counters(tmakit::instrument::ticket_counter_word(clusters), 0) {}
+  uint32_t& tickets(size_t cluster) { return counters[tmakit::instrument::ticket_counter_word(cluster)]; }
   void put(size_t slot, const Record& r, uint32_t ticket) {
     const size_t chunk = slot - slot % C;
     ASSERT_NE(slot, chunk) << "a chunk's first slot is its header";
@@ -138,7 +139,9 @@ ByHand two_lanes_and_a_cluster() {
   h.put(1, of_lane(b, 2, 12), 1);
   h.put(2, of_lane(b, 7, 15), tmakit::instrument::kNoTicket);
   h.put(2 * C + 1, in_cluster(8, 13, 1), 0);
-  h.counters = {3, 0, 7, 1};
+  h.counters[0] = 3;
+  h.tickets(0) = 7;
+  h.tickets(1) = 1;
   return h;
 }
 constexpr uint32_t kTwoLanesRecords = 8;
@@ -186,12 +189,13 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   const auto* counters = reinterpret_cast<uint32_t*>(static_cast<uintptr_t>(w[4]));
   const auto* slots = reinterpret_cast<Record*>(static_cast<uintptr_t>(w[0]));
   for (uint32_t i = 0; i < 3 * C; ++i) ASSERT_EQ(slots[i].op, 0) << i;
-  for (int i = 0; i < 4; ++i) ASSERT_EQ(counters[i], 0u) << i;
+  const size_t counter_words = tmakit::instrument::ticket_counter_word(2);  // two clusters planned
+  for (size_t i = 0; i < counter_words; ++i) ASSERT_EQ(counters[i], 0u) << i;
 
   // Host-mapped memory: what the device writes is there at once.
   const ByHand h = two_lanes_and_a_cluster();
   std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(w[0])), h.slots.data(), 3 * C * sizeof(Record));
-  std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(w[4])), h.counters.data(), 16);
+  std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(w[4])), h.counters.data(), h.counters.size() * 4);
   expect_sites_in_order(t->written(), kTwoLanesRecords);
   EXPECT_EQ(t->read_next(), std::optional<uint64_t>(8));  // 7 + 1 tickets
   EXPECT_FALSE(t->dropped());  // not collected
@@ -204,7 +208,7 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   t->reset();
   EXPECT_TRUE(t->written().empty());
   for (uint32_t i = 0; i < 3 * C; ++i) EXPECT_EQ(std::memcmp(&slots[i], &kZeroRecord, sizeof(Record)), 0) << i;
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(counters[i], 0u) << i;
+  for (size_t i = 0; i < counter_words; ++i) EXPECT_EQ(counters[i], 0u) << i;
   // No collect since the last reset: every slot is cleared, the last one too.
   const_cast<Record*>(slots)[3 * C - 1] = record(4, 15, 2);
   t->reset();
@@ -343,7 +347,7 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
     ASSERT_EQ(s.driver.memcpy_htod(w[4], h.counters.data(), h.counters.size() * 4), 0);
   };
   ByHand h = two_lanes_and_a_cluster();
-  h.counters[3] = 3;  // cluster 1 made three records; two were dropped past the capacity
+  h.tickets(1) = 3;  // cluster 1 made three records; two were dropped past the capacity
   h.counters[tmakit::instrument::kDroppedCounter] = 2;
   write(h);
   EXPECT_TRUE(t->written().empty());  // not yet on the host
@@ -364,9 +368,9 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
   // reset: the device's slots (their ticket words too) and counters are zero again, the host copy gone.
   t->reset();
   std::vector<Record> back(4 * C);
-  std::vector<uint32_t> counters(4);
+  std::vector<uint32_t> counters(tmakit::instrument::ticket_counter_word(2));
   ASSERT_EQ(s.driver.memcpy_dtoh(back.data(), w[0], 4 * C * sizeof(Record)), 0);
-  ASSERT_EQ(s.driver.memcpy_dtoh(counters.data(), w[4], 16), 0);
+  ASSERT_EQ(s.driver.memcpy_dtoh(counters.data(), w[4], counters.size() * 4), 0);
   for (const Record& r : back) EXPECT_EQ(std::memcmp(&r, &kZeroRecord, sizeof r), 0);
   for (uint32_t c : counters) EXPECT_EQ(c, 0u);
   EXPECT_TRUE(t->written().empty());

@@ -136,7 +136,7 @@ class TraceBuffer {
   void fill(const Block& b, size_t bytes, unsigned char value, void* stream);
   bool attach_found(int lookup, const char* holder, CUdeviceptr words, size_t bytes, std::string* why);
   bool set_words(CUdeviceptr words, size_t bytes, std::string* why);
-  size_t counters_bytes() const { return (instrument::kTicketCountersAt + counter_count_) * 4; }
+  size_t counters_bytes() const { return instrument::ticket_counter_word(counter_count_) * 4; }
   // The counters as they are now (host-mapped: read in place; device: a copy, which waits for
   // the launch); nullopt when the copy fails.
   std::optional<std::vector<uint32_t>> counters_now() const;

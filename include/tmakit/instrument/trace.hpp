@@ -17,8 +17,8 @@ namespace tmakit::instrument {
 //   [3] the clusters traced (`tmakit check --ctas`): linear %clusterid in [low 32 bits, high 32
 //       bits); 0 traces every cluster. A launch without clusters has one CTA a cluster.
 //   [4] the address of the counters, 32-bit words: [0] the next chunk, [1] the records made
-//       but not written (past the capacity), [2 + k] the tickets the k-th traced cluster (by
-//       linear %clusterid less the first traced) handed out
+//       but not written (past the capacity), [ticket_counter_word(k)] the tickets the k-th
+//       traced cluster (by linear %clusterid less the first traced) handed out
 //   [5] how many ticket counters word 4 has (a cluster past them counts on the last)
 //
 // Where a record goes and where it stands in the order are apart, so that writing one never
@@ -86,8 +86,13 @@ inline constexpr uint64_t kMaxCapacity = (uint64_t{1} << 26) - kChunkRecords;  /
 inline constexpr uint32_t kNoTicket = 0xFFFFFFFF;
 // Where a record's ticket word is (Order, above): the ids' first bytes, which only a chunk's header writes.
 inline constexpr size_t kTicketWordAt = 8;
-// Counter words before the first cluster's (word 4): the next chunk, then the records dropped.
-inline constexpr size_t kTicketCountersAt = 2, kDroppedCounter = 1;
+// The counters (word 4) in 128-byte lines of 32 words: the first holds the next chunk and the
+// records dropped; cluster k's ticket counter is the first word of line k + 1, alone on it.
+// (Packed next to each other, every cluster's counter sat in one L2 line, which took every
+// ticket atomic of the launch. The ticket atomics are about a tenth of a traced CUTLASS GEMM's
+// time; apart, its 4096^3 launch went from 1.292-1.300 to 1.267-1.287 ms on the H100.)
+inline constexpr size_t kDroppedCounter = 1, kCounterLineWords = 32;
+constexpr size_t ticket_counter_word(size_t cluster) { return kCounterLineWords * (cluster + 1); }
 // Tickets a lane reserves at once (Order, above): a pipeline's producer takes those of a
 // k-block's wait, arrive and two tensor copies (1 + 1 + 3 + 3) with one atomic.
 inline constexpr uint32_t kTicketReservation = 8;

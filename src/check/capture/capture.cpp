@@ -245,7 +245,7 @@ namespace {
 // Every record the counters' clusters made: the sum of the ticket counters (trace.hpp, word 4).
 uint64_t tickets_taken(const std::vector<uint32_t>& counters) {
   uint64_t made = 0;
-  for (size_t k = instrument::kTicketCountersAt; k < counters.size(); ++k) made += counters[k];
+  for (size_t k = 0; instrument::ticket_counter_word(k) < counters.size(); ++k) made += counters[instrument::ticket_counter_word(k)];
   return made;
 }
 
