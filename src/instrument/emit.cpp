@@ -103,7 +103,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   const std::string reserve = w.p(15);  // the record reserves afresh: the reservation's anchor
   std::string map_key;
   {
-    const std::string mask = w.r(next_r++), voters = w.r(next_r++), below = w.r(next_r++), rank = w.r(next_r++);
+    const std::string mask = w.r(next_r++), voters = w.r(next_r++), above = w.r(next_r++), rank = w.r(next_r++);
     const std::string several = w.p(6);
     const std::string n = std::to_string(records);
     auto& l = rec_lines;
@@ -124,7 +124,11 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     if (warp_at) {
       // A warp record when every voter's values agree (match.all.sync over the voters, who all
       // run it: it is guarded by `on`) and so does a wait's outcome: one record, written by the
-      // lowest voter, its lane mask beside the values.
+      // highest voter, its lane mask beside the values. The highest, not the lowest: a kernel's
+      // elected lane is mostly its warp's lowest (elect.sync, lane 0), and where that lane then
+      // releases at cluster scope (CUTLASS's consumers arrive on the producers' empty barriers
+      // from lanes 0, 8, 16 and 24), its release waits for its earlier global writes, the
+      // record's atomic and stores among them.
       l.push_back("vote.sync.ballot.b32 " + voters + ", " + on + ", " + mask + ";");
       l.push_back("mov.pred " + uniform + ", " + on + ";");
       // A lone voter's record is a warp record as it stands (a producer's elected lane, a
@@ -134,9 +138,9 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("setp.eq.u32 " + alone + ", " + w.r(next_r) + ", 1;");
       l.push_back("setp.ne.u32 " + shared_record + ", " + w.r(next_r) + ", 1;");  // and uniform: below
       l.push_back("@" + alone + " bra.uni " + compared + ";");
-      l.push_back("mov.u32 " + below + ", %lanemask_lt;");
-      l.push_back("and.b32 " + below + ", " + below + ", " + voters + ";");
-      l.push_back("popc.b32 " + rank + ", " + below + ";");
+      l.push_back("mov.u32 " + above + ", %lanemask_gt;");  // rank: the voters above the lane
+      l.push_back("and.b32 " + above + ", " + above + ", " + voters + ";");
+      l.push_back("popc.b32 " + rank + ", " + above + ";");
       // The values compared: each register the record holds, an address by its base register
       // (its offset is the instruction's own, the same in every lane: the low half of a 32-bit
       // base's widened sum is as exact as the base), none for an immediate or a variable's
@@ -195,7 +199,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("and.pred " + shared_record + ", " + shared_record + ", " + uniform + ";");
       l.push_back("setp.ne.and.u32 " + w.p(6) + ", " + rank + ", 0, " + shared_record + ";");
       for (const std::string& e : end_reservation(prefix, w.p(6))) l.push_back(e);
-      // Only the lowest voter writes a warp record; the others write nothing.
+      // Only the highest voter writes a warp record; the others write nothing.
       l.push_back("setp.eq.u32 " + same + ", " + rank + ", 0;");
       l.push_back("not.pred " + w.p(6) + ", " + uniform + ";");
       l.push_back("or.pred " + same + ", " + same + ", " + w.p(6) + ";");
@@ -348,8 +352,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       const std::string rel_done = "$" + prefix + "_relative_" + std::to_string(id);
       const std::string writer = scratch2, word = scratch, voter = w.p(6);
       l.push_back("@" + alone + " bra.uni " + rel_done + ";");
-      l.push_back("brev.b32 " + writer + ", " + voters + ";");
-      l.push_back("clz.b32 " + writer + ", " + writer + ";");
+      l.push_back("bfind.u32 " + writer + ", " + voters + ";");  // the highest voter
       l.push_back("shfl.sync.idx.b32 " + word + ", " + lane.pending + ", " + writer + ", 31, " + mask + ";");
       l.push_back("and.b32 " + word + ", " + word + ", " + std::to_string(kAnchorNone << kPendingAnchorAt) + ";");
       l.push_back("setp.ne.and.u32 " + voter + ", " + word + ", " + std::to_string(kAnchorNone << kPendingAnchorAt) + ", " +

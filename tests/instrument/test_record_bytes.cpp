@@ -214,7 +214,7 @@ void run(Warp& w, const std::vector<std::string>& lines) {
       if (x.rfind("0x", 0) == 0 || x.rfind("0X", 0) == 0) return std::stoull(x.substr(2), nullptr, 16);
       if (std::isdigit(static_cast<unsigned char>(x[0])) || x[0] == '-') return static_cast<uint64_t>(std::stoll(x));
       if (x[0] == '!') return !w.regs[lane].at(x.substr(1));
-      if (x == "%lanemask_lt") return (1ull << lane) - 1;
+      if (x == "%lanemask_gt") return ~((2ull << lane) - 1) & 0xFFFFFFFF;
       auto it = w.regs[lane].find(x);
       return it == w.regs[lane].end() ? 0 : it->second;  // special registers not set read 0
     };
@@ -367,13 +367,9 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = v(1) & v(2) & 0xFFFFFFFF;
       } else if (op == "popc.b32") {
         r[ops[0]] = static_cast<uint64_t>(__builtin_popcount(static_cast<uint32_t>(v(1))));
-      } else if (op == "brev.b32") {
-        uint32_t x = static_cast<uint32_t>(v(1)), y = 0;
-        for (int k = 0; k < 32; ++k) y |= ((x >> k) & 1u) << (31 - k);
-        r[ops[0]] = y;
-      } else if (op == "clz.b32") {
+      } else if (op == "bfind.u32") {  // the highest set bit's position, 0xFFFFFFFF for none
         uint32_t x = static_cast<uint32_t>(v(1));
-        r[ops[0]] = x ? static_cast<uint64_t>(__builtin_clz(x)) : 32;
+        r[ops[0]] = x ? static_cast<uint64_t>(31 - __builtin_clz(x)) : 0xFFFFFFFFu;
       } else if (op == "mul.wide.u32") {
         r[ops[0]] = (v(1) & 0xFFFFFFFF) * (v(2) & 0xFFFFFFFF);
       } else if (op == "add.u64" || op == "add.s64") {
@@ -702,7 +698,7 @@ TEST(InstrumentRecordBytes, ALaneTakesANewChunkWhenItsOwnIsFull) {
 // order), each lane's records in a chunk
 // of its own; lanes whose guard is false write nothing; past the capacity nothing is written but
 // the counter still counts every record. Where every recording lane's values agree, one warp record stands for
-// them all: the lowest lane's ids, kFlagWarp, the lanes' mask at the site's lanes_at.
+// them all: the highest lane's ids, kFlagWarp, the lanes' mask at the site's lanes_at.
 TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
   Instrumented in;
   ASSERT_GT(in.r.sites[kWait].lanes_at, 0u);
@@ -735,7 +731,7 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
         // Each writing lane's own reservation, taken in lane order here.
         EXPECT_EQ(w.word(i * instrument::kChunkRecords + 1), start + i * instrument::kTicketReservation) << i;
         EXPECT_EQ(r.op, static_cast<uint16_t>(TraceOp::mbar_try_wait)) << i;
-        EXPECT_EQ(r.tid_x, voters[i]) << i;
+        EXPECT_EQ(r.tid_x, same ? voters.back() : voters[i]) << i;  // a warp record: its highest voter's
         EXPECT_EQ((r.flags & instrument::kFlagWarp) != 0, same) << i;
         EXPECT_NE(r.flags & instrument::kFlagWaitComplete, 0) << i;
         uint32_t lanes = 0;
@@ -770,7 +766,7 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
     run(w, in.exit());
     ASSERT_EQ(w.made(), 1u);
     ASSERT_EQ(w.in_order().size(), 1u);
-    EXPECT_EQ(w.in_order()[0].tid_x, 1);
+    EXPECT_EQ(w.in_order()[0].tid_x, 31);  // written by the highest voter
     uint32_t lanes = 0;
     std::memcpy(&lanes, w.mem.data() + instrument::kRecordBytes + in.r.sites[kInit].lanes_at, 4);
     EXPECT_EQ(lanes, mask);
@@ -829,25 +825,27 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
 
 // A warp record stands for each of its voters, so the order puts it after each voter's earlier
 // records and before its later ones, whichever lane's reservation is older: its writer reserves
-// afresh and the other voters' next records do. Lane 0 records alone, lane 1 alone (a newer
-// reservation), both (one warp record), then each alone again.
+// afresh and the other voters' next records do. Lane 1 records alone, lane 0 alone (a newer
+// reservation), both (one warp record, written by lane 1, the highest voter, whose reservation
+// is the older), then each alone again.
 TEST(InstrumentRecordBytes, AWarpRecordStandsBetweenEachVotersEarlierAndLaterRecords) {
   Instrumented in;
   Warp w(2, kRoom);
   run(w, in.prologue());
-  auto record_in = [&](bool lane0, bool lane1) {
+  auto record_in = [&](bool lane1, bool lane0) {
     w.regs[0]["%p2"] = lane0, w.regs[1]["%p2"] = lane1;
     run(w, lines_of_site(in.r.text, kInit));
   };
-  record_in(true, false);   // lane 0's first: slot 1 (its chunk is chunk 0)
-  record_in(false, true);   // lane 1's first: slot C + 1
-  record_in(true, true);    // the warp record: lane 0 writes it, at slot 2
+  // Slots 1.. are lane 1's (its chunk is chunk 0, taken first), C + 1.. lane 0's.
+  record_in(true, false);   // lane 1's first: slot 1
+  record_in(false, true);   // lane 0's first: slot C + 1
+  record_in(true, true);    // the warp record: lane 1 writes it, at slot 2
   const uint64_t reserved = w.reserved();
-  record_in(false, true);   // lane 1's next: slot C + 2, the ticket kept for it
+  record_in(false, true);   // lane 0's next: slot C + 2, the ticket kept for it
   EXPECT_EQ(w.reserved(), reserved) << "a voter's next record after a warp record takes no atomic";
-  record_in(false, true);   // lane 1's one after: slot C + 3, a reservation of its own
+  record_in(false, true);   // lane 0's one after: slot C + 3, a reservation of its own
   EXPECT_GT(w.reserved(), reserved);
-  record_in(true, false);   // lane 0's next: slot 3
+  record_in(true, false);   // lane 1's next: slot 3
   run(w, in.exit());
   constexpr uint32_t C = instrument::kChunkRecords;
   ASSERT_EQ(w.made(), 6u);
@@ -856,11 +854,11 @@ TEST(InstrumentRecordBytes, AWarpRecordStandsBetweenEachVotersEarlierAndLaterRec
   ASSERT_EQ(lanes, 3u) << "slot 2 is the warp record of both lanes";
   for (size_t s : {1u, 2u, 3u, C + 1, C + 2, C + 3}) ASSERT_NE(w.ticket(s), instrument::kNoTicket) << s;
   EXPECT_GE(w.word(C + 2), 0x80000000u) << "a relative ticket word";
-  EXPECT_LT(w.ticket(1), w.ticket(2)) << "lane 0: its first record, then the warp's";
-  EXPECT_LT(w.ticket(2), w.ticket(3)) << "lane 0: the warp's record, then its next";
-  EXPECT_LT(w.ticket(C + 1), w.ticket(2)) << "lane 1: its first record, then the warp's";
-  EXPECT_LT(w.ticket(2), w.ticket(C + 2)) << "lane 1: the warp's record, then its next";
-  EXPECT_LT(w.ticket(C + 2), w.ticket(C + 3)) << "lane 1: the kept ticket, then its own reservation's";
+  EXPECT_LT(w.ticket(1), w.ticket(2)) << "lane 1: its first record, then the warp's";
+  EXPECT_LT(w.ticket(2), w.ticket(3)) << "lane 1: the warp's record, then its next";
+  EXPECT_LT(w.ticket(C + 1), w.ticket(2)) << "lane 0: its first record, then the warp's";
+  EXPECT_LT(w.ticket(2), w.ticket(C + 2)) << "lane 0: the warp's record, then its next";
+  EXPECT_LT(w.ticket(C + 2), w.ticket(C + 3)) << "lane 0: the kept ticket, then its own reservation's";
   EXPECT_NE(w.ticket(3), w.ticket(C + 2)) << "the writer's own tickets are not the ones kept for the others";
 }
 

@@ -155,7 +155,7 @@ std::string_view to_string(TraceOp op);
 inline constexpr uint16_t kFlagWaitComplete = 1;  // test_wait/try_wait: the predicate it returned
 // A warp record: the lanes of a warp that recorded at the site together all had the same
 // values (a wait, a fence, an arrive every thread makes), so one record stands for them all.
-// Its ids are the lowest lane's; the 32-bit mask of the lanes it stands for is at byte
+// Its ids are the highest lane's; the 32-bit mask of the lanes it stands for is at byte
 // `lanes_at` of the record (the site table's; a site whose values leave no room is never
 // written this way). The reader expands it into one record a lane (each lane's linear %tid is
 // the warp's first plus its lane number), so nothing after the reader sees warp records.
