@@ -24,7 +24,8 @@
 #        (PROFILE_RUNS: what:launches-skipped, what plain, recording, not-recording, or base-… for the
 #        build in .gpupack/base; and the SASS of
 #        the cubins in .gpupack/sass, where carried); "compare": CUTLASS 48 traced under the build in
-#        .gpupack/base (B), .gpupack/exp (E, where carried) and this one (N), in turn (COMPARE_ROUNDS, default 2; 4096^3 once where a build replays), and
+#        .gpupack/base (B), .gpupack/exp (E, where carried) and this one (N), in turn (COMPARE_ROUNDS, default 2; 4096^3 once where a build replays;
+#        COMPARE_ENVS="NAME:VAR=v;..." times this one once an environment), and
 #        Triton's matmuls and attention so where the tutorials and each build's tmakit-ptxas were carried; "warmth": each of
 #        CUTLASS 48's launches timed alone by Nsight Compute, plain and traced. Each ring run is judged against
 #        tests/gpu/check/ring/ring_expect.py (the rule at the
@@ -150,15 +151,25 @@ device() {
     # launch's replay runs 35 M records of threads on the model), into a folder removed after each run.
     local kept=$OUT/compare-trace
     no_replay() { rm -rf "$kept"; "$1/tmakit" check --help 2>&1 | grep -q -- --no-replay && echo "--save-trace $kept --no-replay"; }
+    # The runs, in turn: B, E where carried, and this build (N), or this build once for each of
+    # COMPARE_ENVS' environments ("NAME:VAR=v VAR2=w;NAME2:..." → N:NAME, ...): an experiment's
+    # knobs, read where the build instruments, timed against each other in one device call.
+    local runs=("B|$ROOT/.gpupack/base|" "E|$ROOT/.gpupack/exp|") spec specs run b dir envs
+    if [ -n "${COMPARE_ENVS:-}" ]; then
+      IFS=';' read -ra specs <<< "$COMPARE_ENVS"
+      for spec in "${specs[@]}"; do runs+=("N:${spec%%:*}|$R|${spec#*:}"); done
+    else
+      runs+=("N|$R|")
+    fi
     for size in $n 4096; do
       echo "-- ${size}^3 plain: $("$R/48_hopper_warp_specialized_gemm" --m=$size --n=$size --k=$size --iterations=10 | grep 'Avg runtime')"
       for round in $(seq "${COMPARE_ROUNDS:-2}"); do
-        for b in B E N; do
-          local dir=$R; [ $b = B ] && dir=$ROOT/.gpupack/base; [ $b = E ] && dir=$ROOT/.gpupack/exp
+        for run in "${runs[@]}"; do
+          IFS='|' read -r b dir envs <<< "$run"
           [ -x "$dir/tmakit" ] || continue
           # A build that replays (no --no-replay) spends minutes on a 4096^3 launch's 35 M records: once.
           [ $size = 4096 ] && [ $round -gt 1 ] && [ -z "$(no_replay "$dir")" ] && continue
-          echo "-- ${size}^3 $b round $round: $(timeout -k 5 120 "$dir/tmakit" check --timeout 10 --launches 1 $(no_replay "$dir") -- \
+          echo "-- ${size}^3 $b round $round: $(timeout -k 5 120 env $envs "$dir/tmakit" check --timeout 10 --launches 1 $(no_replay "$dir") -- \
             "$R/48_hopper_warp_specialized_gemm" --m=$size --n=$size --k=$size --iterations=2 2>&1 |
             grep -E 'device_kernel.*traced|Disposition' | sed -E 's/.*(<<<.*)/\1/' | tr '\n' ' ')"
         done
@@ -169,11 +180,11 @@ device() {
     if [ -d "$R/triton-tutorials" ]; then
       local only
       for round in $(seq "${COMPARE_ROUNDS:-2}"); do
-        for b in B E N; do
-          local dir=$R; [ $b = B ] && dir=$ROOT/.gpupack/base; [ $b = E ] && dir=$ROOT/.gpupack/exp
+        for run in "${runs[@]}"; do
+          IFS='|' read -r b dir envs <<< "$run"
           [ -x "$dir/tmakit" ] && [ -x "$dir/tmakit-ptxas" ] || continue
           for only in matmul attention; do
-            echo "-- triton $only $b round $round: $(timeout -k 5 120 "$dir/tmakit" check --timeout 10 --launches 1 $(no_replay "$dir") -- \
+            echo "-- triton $only $b round $round: $(timeout -k 5 120 env $envs "$dir/tmakit" check --timeout 10 --launches 1 $(no_replay "$dir") -- \
               python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --only $only 2>&1 |
               grep -E 'traced' | sed -E 's/^tmakit check: ([a-z_]+) .*records, (.*) on the GPU traced/\1 \2/' | tr '\n' ' ')"
           done
