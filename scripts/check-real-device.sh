@@ -145,31 +145,39 @@ device() {
     # libtmakit_watch.so, carried beside this one) and this one, taken in turn on the same GPU:
     # an instrumentation change is judged against its baseline in the same run.
     echo "== compare: CUTLASS 48 traced, .gpupack/base (B) against this build (N)"
-    local size round b
+    local size round
     cp "$R"/libfmt* .gpupack/base/ 2>/dev/null; [ -d .gpupack/exp ] && cp "$R"/libfmt* .gpupack/exp/ 2>/dev/null
     # Timing needs no replay: a build that has --no-replay saves the trace and goes on (a 4096^3
-    # launch's replay runs 35 M records of threads on the model), into a folder removed after each run.
+    # launch's replay runs 35 M records of threads on the model), into a folder cleared before each
+    # run; asked of each build once, its flags are the run's last field.
     local kept=$OUT/compare-trace
-    no_replay() { rm -rf "$kept"; "$1/tmakit" check --help 2>&1 | grep -q -- --no-replay && echo "--save-trace $kept --no-replay"; }
+    no_replay() { "$1/tmakit" check --help 2>&1 | grep -q -- --no-replay && echo "--save-trace $kept --no-replay"; }
     # The runs, in turn: B, E where carried, and this build (N), or this build once for each of
     # COMPARE_ENVS' environments ("NAME:VAR=v VAR2=w;NAME2:..." → N:NAME, ...): an experiment's
     # knobs, read where the build instruments, timed against each other in one device call.
-    local runs=("B|$ROOT/.gpupack/base|" "E|$ROOT/.gpupack/exp|") spec specs run b dir envs
-    if [ -n "${COMPARE_ENVS:-}" ]; then
-      IFS=';' read -ra specs <<< "$COMPARE_ENVS"
-      for spec in "${specs[@]}"; do runs+=("N:${spec%%:*}|$R|${spec#*:}"); done
-    else
-      runs+=("N|$R|")
+    local runs=() spec specs run b dir envs flags
+    for b in B E; do
+      dir=$ROOT/.gpupack/base; [ $b = E ] && dir=$ROOT/.gpupack/exp
+      [ -x "$dir/tmakit" ] && runs+=("$b|$dir||$(no_replay "$dir")")
+    done
+    if [ -x "$R/tmakit" ]; then
+      flags=$(no_replay "$R")
+      if [ -n "${COMPARE_ENVS:-}" ]; then
+        IFS=';' read -ra specs <<< "$COMPARE_ENVS"
+        for spec in "${specs[@]}"; do runs+=("N:${spec%%:*}|$R|${spec#*:}|$flags"); done
+      else
+        runs+=("N|$R||$flags")
+      fi
     fi
     for size in $n 4096; do
       echo "-- ${size}^3 plain: $("$R/48_hopper_warp_specialized_gemm" --m=$size --n=$size --k=$size --iterations=10 | grep 'Avg runtime')"
       for round in $(seq "${COMPARE_ROUNDS:-2}"); do
         for run in "${runs[@]}"; do
-          IFS='|' read -r b dir envs <<< "$run"
-          [ -x "$dir/tmakit" ] || continue
+          IFS='|' read -r b dir envs flags <<< "$run"
           # A build that replays (no --no-replay) spends minutes on a 4096^3 launch's 35 M records: once.
-          [ $size = 4096 ] && [ $round -gt 1 ] && [ -z "$(no_replay "$dir")" ] && continue
-          echo "-- ${size}^3 $b round $round: $(timeout -k 5 120 env $envs "$dir/tmakit" check --timeout 10 --launches 1 $(no_replay "$dir") -- \
+          [ $size = 4096 ] && [ $round -gt 1 ] && [ -z "$flags" ] && continue
+          rm -rf "$kept"
+          echo "-- ${size}^3 $b round $round: $(timeout -k 5 120 env $envs "$dir/tmakit" check --timeout 10 --launches 1 $flags -- \
             "$R/48_hopper_warp_specialized_gemm" --m=$size --n=$size --k=$size --iterations=2 2>&1 |
             grep -E 'device_kernel.*traced|Disposition' | sed -E 's/.*(<<<.*)/\1/' | tr '\n' ' ')"
         done
@@ -181,10 +189,11 @@ device() {
       local only
       for round in $(seq "${COMPARE_ROUNDS:-2}"); do
         for run in "${runs[@]}"; do
-          IFS='|' read -r b dir envs <<< "$run"
-          [ -x "$dir/tmakit" ] && [ -x "$dir/tmakit-ptxas" ] || continue
+          IFS='|' read -r b dir envs flags <<< "$run"
+          [ -x "$dir/tmakit-ptxas" ] || continue
           for only in matmul attention; do
-            echo "-- triton $only $b round $round: $(timeout -k 5 120 env $envs "$dir/tmakit" check --timeout 10 --launches 1 $(no_replay "$dir") -- \
+            rm -rf "$kept"
+            echo "-- triton $only $b round $round: $(timeout -k 5 120 env $envs "$dir/tmakit" check --timeout 10 --launches 1 $flags -- \
               python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --only $only 2>&1 |
               grep -E 'traced' | sed -E 's/^tmakit check: ([a-z_]+) .*records, (.*) on the GPU traced/\1 \2/' | tr '\n' ' ')"
           done
