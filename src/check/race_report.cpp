@@ -112,7 +112,10 @@ void RacePass::emit() {
         at_access.count({t_.records[p.other].site, t_.records[p.at].site}))
       continue;
     if (replay_said(p)) continue;
-    sink_.add(p.rule, Severity::error, p.message, p.at, p.count, "with site " + std::to_string(t_.records[p.other].site));
+    // Merged by the other side's source line, not its site: a loop the compiler unrolled reads
+    // one line through several instructions, and the race is one bug (the ring's refill made
+    // four errors of one line pair, one an unrolled load).
+    sink_.add(p.rule, Severity::error, p.message, p.at, p.count, "with " + site_place(t_, t_.records[p.other].site));
   }
   if (!pairs_.empty() && order_.forced_phases())
     report_.notes.push_back(std::to_string(order_.forced_phases()) +

@@ -10,8 +10,8 @@ namespace tmakit::check::detail {
 
 // One cluster's records (all of them, CTA barriers included), after `replay` ran on them: its
 // findings (check.race-raw, check.race-war, check.race-waw, and model.missing-proxy-fence where a
-// store is ordered before a copy through no proxy fence) go to `sink`, merged by their pair of
-// sites; a finding the replay already made at the same place (the model's in-flight and fence
+// store is ordered before a copy through no proxy fence) go to `sink`, merged by their site and
+// the other side's source line; a finding the replay already made at the same place (the model's in-flight and fence
 // checks, check.read-before-wait, check.wrong-parity) is not made again.
 void find_races(const TraceDir& t, const std::vector<size_t>& records, const ClusterReplay& replay,
                 const ReplayOptions& options, FindingSink& sink, Report& report);

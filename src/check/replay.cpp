@@ -118,6 +118,9 @@ Report replay(const TraceDir& t, const ReplayOptions& options) {
 
 namespace {
 
+// "1 error", "2 errors".
+std::string counted(int n, const std::string& noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
+
 // "file:line:col: ", or the kernel's name where the finding has no site (end of program).
 std::string place(const Finding& f, const std::string& kernel) {
   if (f.file.empty()) return (kernel.empty() ? std::string("kernel") : readable_kernel_name(kernel)) + ": ";
@@ -197,8 +200,7 @@ std::string to_text(const Report& r) {
   for (const std::string& n : r.skipped) out += "skipped: " + terminal_line(n) + "\n";
   out += "tmakit check: " + r.outcome + "; " + std::to_string(r.records) + " records (" + std::to_string(r.holes) +
          " holes), " + std::to_string(r.replayed) + " replayed on the model, " + std::to_string(r.clusters_replayed) +
-         " of " + std::to_string(r.clusters) + " clusters; " + std::to_string(errors) + " errors, " +
-         std::to_string(warnings) + " warnings" +
+         " of " + std::to_string(r.clusters) + " clusters; " + counted(errors, "error") + ", " + counted(warnings, "warning") +
          (r.skipped.empty() ? std::string() : "; " + std::to_string(r.skipped.size()) + " checks skipped") + "\n";
   return out;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <regex>
 
 #include "trace_builder.hpp"
 
@@ -53,6 +54,28 @@ TEST(CheckRecorded, EveryRecordedTraceGivesTheExpectedDiagnoses) {
     for (size_t i = 0; i < r.findings.size(); ++i)
       EXPECT_TRUE(used[i] || r.findings[i].severity != "error") << "unexpected: " << r.findings[i].rule << "\n" << text;
   }
+}
+
+// A race is one finding for each pair of source lines, however many instructions the compiler
+// made of either line (the ring's refill reads its stage in an unrolled loop: four load sites
+// at ring.cu:67, which were four errors of one bug). The other line is the one the message names.
+TEST(CheckRecorded, ARaceIsOneFindingForEachPairOfLines) {
+  const std::regex other(R"( at (\S+:[0-9]+) \(cta )");
+  size_t races = 0;
+  for (const fs::path& dir : recorded_dirs()) {
+    SCOPED_TRACE(dir.string());
+    tmakit::check::Report r;
+    ASSERT_NO_THROW({ r = tmakit::check::replay(tmakit::check::load_trace_dir(dir)); });
+    std::map<std::string, int> pairs;  // rule, line, other line -> findings
+    for (const auto& f : r.findings) {
+      std::smatch m;
+      if (f.rule.rfind("check.race-", 0) != 0 || !std::regex_search(f.message, m, other)) continue;
+      ++races;
+      EXPECT_EQ(++pairs[f.rule + " " + f.file + ":" + std::to_string(f.line) + " with " + m[1].str()], 1)
+          << tmakit::check::to_text(r);
+    }
+  }
+  if (fs::is_directory(fs::path(TMAKIT_SOURCE_DIR) / "tests/vectors/check/ring-refill")) EXPECT_GT(races, 0u);
 }
 
 // The same traces read with a bound on records of threads below their own, so that the

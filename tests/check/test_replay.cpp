@@ -653,7 +653,7 @@ TEST(CheckReplay, TextAndJsonReports) {
   EXPECT_EQ(text.rfind("/src/pipeline.cu:42:3: error: CTA 0 uses the mbarrier at shared offset 65536 of CTA 1", 0), 0u)
       << text;
   EXPECT_NE(text.find("[check.init-fence-missing]"), std::string::npos);
-  EXPECT_NE(text.find("1 errors, 0 warnings"), std::string::npos);
+  EXPECT_NE(text.find("1 error, 0 warnings"), std::string::npos);
   auto j = tmakit::check::to_json(r);
   EXPECT_EQ(j["findings"][0]["rule"], "check.init-fence-missing");
   EXPECT_EQ(j["findings"][0]["line"], 42);
