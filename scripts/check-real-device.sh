@@ -18,7 +18,8 @@
 #        ("ring cutlass small triton", "records": a faulting kernel under --records auto and CUTLASS 48
 #        under --records host and device, and "mutants": CUTLASS's seeded bugs of
 #        tests/gpu/check/cutlass_mutants.py, docs/check-seeded.md; "triton-mutants": the seeded bugs
-#        in the Triton tutorials' kernels, tests/gpu/check/triton_tutorial_mutants.py; small: whole
+#        in the Triton tutorials' kernels, tests/gpu/check/triton_tutorial_mutants.py; "cutedsl": CuTe
+#        DSL's TMA copy kernel (the corpus's PTX) and its seeded bugs, tests/gpu/check/cutedsl_mutants.py; small: whole
 #        launches at 512 for tests/vectors/check/real-*); GEMM_SIZE (default 1024) the CUTLASS problem
 #        size; "profile": Nsight Compute on CUTLASS 48 at PROFILE_SIZE^3 (default 4096), plain and traced
 #        (PROFILE_RUNS: what:launches-skipped, what plain, recording, not-recording, or base-… for the
@@ -66,6 +67,8 @@ build() {
   nvcc -std=c++20 -O2 -lineinfo $ARCH tests/gpu/check/ring/ring.cu -o "$R/ring" || exit 1
   cp "$b/tests/gpu/check/check_ring_devlib" "$R/ring_devlib"  # the same flags, through tmakit::device
   nvcc -std=c++20 -O2 -lineinfo $ARCH tests/gpu/check/ring/fault.cu -o "$R/fault" || exit 1
+  # CuTe DSL's TMA copy kernel is the corpus's PTX; this launches it as the DSL's runtime would.
+  nvcc -std=c++20 -O2 tests/gpu/check/cutedsl/tma_copy_launch.cpp -o "$R/cutedsl_tma_copy" -lcuda || exit 1
   echo "== CUTLASS $CUTLASS_VERSION examples 48 and 49"
   local src
   src=$(cutlass_sources) || exit 1
@@ -259,6 +262,12 @@ device() {
     python3 tests/gpu/check/cutlass_mutants.py device --tmakit "$R" --example "$R/48_hopper_warp_specialized_gemm" \
       --example49 "$R/49_collective_builder" --out "$OUT/traces/cutlass-mutants" || different=$((different + 1))
   fi
+  if [[ $parts == *" cutedsl "* ]]; then
+    echo "== CuTe DSL's TMA copy kernel and its mutants (tests/gpu/check/cutedsl_mutants.py)"
+    judged=$((judged + 1))
+    python3 tests/gpu/check/cutedsl_mutants.py device --tmakit "$R" --launcher "$R/cutedsl_tma_copy" \
+      --ptx tests/corpus/cutedsl/tma_copy.sm_90a.ptx --out "$OUT/traces/cutedsl" || different=$((different + 1))
+  fi
   if [[ $parts == *" triton-mutants "* ]] && [ -d "$R/triton-tutorials" ]; then
     echo "== the Triton tutorials' mutants (tests/gpu/check/triton_tutorial_mutants.py)"
     python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
@@ -273,7 +282,7 @@ device() {
     CHECK_ARGS="--launches 1" plain_and_checked triton-attention 120 python3 tests/gpu/check/triton_tutorials.py "$R/triton-tutorials" --only attention
   fi
   echo "device half took $((SECONDS - start)) s; judged: $judged (each ring run, each mutant driver), not as expected: $different"
-  for part in ring cutlass real triton records; do  # cutlass* takes the mutants' folder too
+  for part in ring cutlass real triton records cutedsl; do  # cutlass* takes the mutants' folder too
     local names; names=$(cd "$OUT/traces" && ls -d ${part}* 2>/dev/null)
     [ -n "$names" ] && tar -C "$OUT/traces" -cf - $names | xz -T8 -6 > "$OUT/traces-$part.tar.xz"
   done

@@ -51,6 +51,11 @@ def build(kernel):
                                          cute.group_modes(g_src, 0, 2))
         if tidx == 0:
             cute.arch.mbarrier_arrive_and_expect_tx(mbar, TILE[0] * TILE[1] * 2)
+        # The copy elects its issuing lane itself (elect.sync over the whole warp): a whole warp
+        # calls it. Called by thread 0 alone, the elect waited for 31 lanes that never came, and
+        # the kernel hung (tmakit check on the H200: the armed bytes never delivered, thread 0's
+        # last record its arrive).
+        if cute.arch.make_warp_uniform(cute.arch.warp_idx()) == 0:
             cute.copy(atom_l, g_a, s_a, tma_bar_ptr=mbar)
         cute.arch.mbarrier_wait(mbar, 0)
         g_dst = cute.local_tile(tma_dst, TILE, (bidx, bidy))
