@@ -75,7 +75,8 @@ Code function_exit(const std::string& prefix) {
   return c;
 }
 
-std::vector<std::string> function_prologue(RegCounts regs, const std::string& prefix, int map_entries) {
+std::vector<std::string> function_prologue(RegCounts regs, const std::string& prefix, int map_entries,
+                                           const std::string& plain) {
   // The lane's ticket counter (trace.hpp, word 4): the counter of its cluster's rank among those
   // traced (word 3's low half is 0 without --ctas), at most the last (word 5); 0 where tracing
   // is off, or the cluster is not among those word 3 names (`tmakit check --ctas`: [low half,
@@ -107,6 +108,13 @@ std::vector<std::string> function_prologue(RegCounts regs, const std::string& pr
     // A lane of a cluster not traced starts past the capacity: its records take the rare lines,
     // where they are neither written nor counted (the records' common lines test nothing).
     setup.push_back("@!" + in + " mov.u32 " + lane_registers(prefix).slot + ", " + std::to_string(kPastCapacity) + ";");
+    // A call that records nothing (no records address, or a cluster not traced) runs the
+    // function's plain copy: the same for every thread of the cluster, so a uniform branch.
+    if (!plain.empty()) {
+      setup.push_back("ld.const.u64 " + word3 + ", " + trace(kTraceRecordsWord) + ";");
+      setup.push_back("setp.eq.or.u64 " + in + ", " + word3 + ", 0, !" + in + ";");
+      setup.push_back("@" + in + " bra.uni " + plain + ";");
+    }
   }
   regs.at_least(w.regs());
   std::vector<std::string> out;

@@ -5,6 +5,7 @@
 // `/*tmakit:*/` and `/*:tmakit*/`, so they can always be told from the original.
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -88,6 +89,62 @@ class Splicer {
   std::string_view t_;
   std::vector<Insertion> ins_;
 };
+
+size_t line_start_of(std::string_view t, size_t b) {
+  const size_t nl = b ? t.rfind('\n', b - 1) : std::string_view::npos;
+  return nl == std::string_view::npos ? 0 : nl + 1;
+}
+
+// A function's own declarations (state spaces and registers): one per function, so its plain
+// copy leaves them out and names the same ones.
+bool is_declaration(std::string_view word) {
+  static const std::set<std::string_view> kSpaces = {".reg", ".local", ".shared", ".param", ".const", ".global",
+                                                     ".tex", ".texref", ".surfref", ".samplerref"};
+  return kSpaces.count(word) != 0;
+}
+
+// The function's body as written, [open, close) of `text`, once more: its declarations left
+// out, each of its labels renamed (`name` + "_" + prefix + "_plain": labels in nested scopes
+// too, harmless), each line marked as inserted (a `// prefix` comment at its end; blank lines
+// dropped), so that the original comes back by dropping the lines that name the prefix. A call
+// that records nothing (no records address, or a cluster `--ctas` leaves out) branches here from
+// the prologue and runs the function as compiled, not its sites (recording nothing, CUTLASS's GEMM
+// ran the sites' skip branches in 1.42x its time).
+std::vector<std::string> plain_copy(std::string_view text, size_t open, size_t close,
+                                    const std::vector<std::pair<size_t, size_t>>& decls,
+                                    const std::set<std::string>& labels, const std::string& prefix) {
+  std::string body;
+  size_t at = open;
+  for (const auto& [b, e] : decls) {
+    body.append(text.substr(at, b - at));
+    at = e;
+  }
+  body.append(text.substr(at, close - at));
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; };
+  std::string renamed;
+  renamed.reserve(body.size() + body.size() / 8);
+  for (size_t i = 0; i < body.size();) {
+    const char c = body[i];
+    const bool starts = (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%') &&
+                        (i == 0 || (!ident(body[i - 1]) && body[i - 1] != '.' && body[i - 1] != '%'));
+    if (!starts) {
+      renamed += c;
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < body.size() && ident(body[j])) ++j;
+    const std::string word(body.substr(i, j - i));
+    renamed += word;
+    if (labels.count(word)) renamed += "_" + prefix + "_plain";
+    i = j;
+  }
+  std::vector<std::string> out;
+  std::istringstream in(renamed);
+  for (std::string l; std::getline(in, l);)
+    if (!blank(l)) out.push_back(l + " // " + prefix);
+  return out;
+}
 
 std::vector<std::string_view> words(std::string_view s) {
   std::vector<std::string_view> out;
@@ -248,6 +305,11 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   std::vector<Pending> pending;
   std::vector<FunctionFacts> facts(m.module.functions.size());
   std::vector<size_t> fn_open(m.module.functions.size(), 0);
+  // The plain copy of each function with sites (plain_copy, below): where its body closes, its
+  // labels, and the declarations at its top level, which the copy leaves out.
+  std::vector<size_t> fn_close(m.module.functions.size(), 0);
+  std::vector<std::set<std::string>> fn_labels(m.module.functions.size());
+  std::vector<std::vector<std::pair<size_t, size_t>>> fn_decls(m.module.functions.size());
   std::vector<std::pair<size_t, size_t>> exits;  // (function, offset) of each ret and exit
   // (function, offset after it) of each instruction past which a tensor map may have other bytes
   // for the same address: a tensormap fence or change, a call (the callee may make one).
@@ -281,7 +343,13 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
         pending_header = false;
         continue;
       case Piece::Kind::close:
-        if (--depth == 0) current = SIZE_MAX;
+        if (--depth == 0 && current != SIZE_MAX) {
+          fn_close[current] = begin;
+          current = SIZE_MAX;
+        }
+        continue;
+      case Piece::Kind::label:
+        if (current != SIZE_MAX) fn_labels[current].insert(p.statement.text);
         continue;
       case Piece::Kind::directive: {
         auto w = words(p.text);
@@ -291,6 +359,8 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
                              std::to_string(kTraceWords) + "];"}, "");
         } else if (!w.empty() && w[0] == ".loc") {
           locs.directive(p.text);
+        } else if (current != SIZE_MAX && depth == 1 && !w.empty() && is_declaration(w[0])) {
+          fn_decls[current].push_back({begin, end});
         }
         continue;
       }
@@ -358,9 +428,24 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     if (map_entries[f]) splice.after(offset, detail::clear_map_cache(prefix, map_entries[f]), "\t");
   for (const auto& [f, begin, end] : orderings)
     if (has_site[f] && !site_begins.count(begin)) splice.after(end, detail::end_reservation(prefix), "\t");
-  for (size_t f = 0; f < fn_open.size(); ++f)
-    if (fn_open[f] && has_site[f])
-      splice.after(fn_open[f], detail::function_prologue(fn_regs[f], prefix, map_entries[f]), "\t");
+  for (size_t f = 0; f < fn_open.size(); ++f) {
+    if (!fn_open[f] || !has_site[f]) continue;
+    // The plain copy, where the function's closing brace has its line to itself (every compiler
+    // output): a call that records nothing runs it, not the sites (plain_copy).
+    const std::string plain = "$" + prefix + "_plain_" + std::to_string(f);
+    const bool copied = fn_close[f] > fn_open[f] && blank(text.substr(line_start_of(text, fn_close[f]),
+                                                                         fn_close[f] - line_start_of(text, fn_close[f])));
+    if (copied) {
+      std::vector<std::string> lines = exit_code.before;
+      lines.push_back("ret; // " + prefix);  // the sites' path ends here, flushed as at a ret
+      lines.push_back(plain + ":");
+      for (std::string& l : plain_copy(text, fn_open[f], fn_close[f], fn_decls[f], fn_labels[f], prefix))
+        lines.push_back(std::move(l));
+      fn_regs[f].at_least(exit_code.regs);
+      splice.before(fn_close[f], lines);
+    }
+    splice.after(fn_open[f], detail::function_prologue(fn_regs[f], prefix, map_entries[f], copied ? plain : ""), "\t");
+  }
   if (out.diags.has_errors()) {
     out.status = 2;
     out.sites.clear();

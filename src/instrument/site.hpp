@@ -144,7 +144,10 @@ std::vector<std::string> clear_map_cache(const std::string& prefix, int entries)
 // those it uses itself), the thread's failed-poll count (emit_site), set to 0, the lane
 // registers, and the lane words: the ticket counter looked up, the map cache of `map_entries`
 // entries empty.
-std::vector<std::string> function_prologue(RegCounts regs, const std::string& prefix, int map_entries = 0);
+// `plain`: the label of the function's plain copy (rewrite.cpp), where a call that records
+// nothing goes once the prologue has looked its cluster up; empty: none.
+std::vector<std::string> function_prologue(RegCounts regs, const std::string& prefix, int map_entries = 0,
+                                           const std::string& plain = "");
 
 // The failed-poll count: the thread's polls of waits that returned false since its last
 // successful wait (emit_site). Only the kFailedPollRecorded-th is recorded.

@@ -1042,6 +1042,66 @@ TEST(InstrumentRecordBytes, OnlyTheClustersOfWord3Record) {
   EXPECT_EQ(run_in(0, 1, four_to_six), 0u);            // 3: out
 }
 
+// A call that records nothing runs the function as compiled: its prologue branches to the plain
+// copy, which holds the original body's instructions in their order with its labels renamed and
+// no site of its own, where the records address is 0 (tracing off, or --launches past N) or
+// word 3 leaves the cluster out; a traced cluster goes on to the sites.
+TEST(InstrumentRecordBytes, ACallThatRecordsNothingRunsThePlainCopy) {
+  static const char* kLoop = R"(.version 8.6
+.target sm_90a
+.address_size 64
+
+.visible .entry k()
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<8>;
+	.shared .align 8 .b64 bar[1];
+	mov.u32 %r1, 0;
+$L__loop:
+	mbarrier.arrive.shared::cta.b64 _, [bar];
+	add.s32 %r1, %r1, 1;
+	setp.lt.s32 %p1, %r1, 4;
+	@%p1 bra $L__loop;
+	ret;
+}
+)";
+  Instrumented in(kLoop);
+  ASSERT_EQ(in.r.status, 0) << (in.r.diags.empty() ? "" : format(in.r.diags[0]));
+  const std::string& t = in.r.text;
+  const std::string plain = "$__tmakit_plain_0";
+  // The copy: after the sites' path, every original instruction once more in its order, the
+  // label renamed (the branch with it), the declarations not repeated, no site.
+  const size_t copy = t.find(plain + ":");
+  ASSERT_NE(copy, std::string::npos) << t;
+  const std::string tail = t.substr(copy);
+  const std::vector<std::string> body = {"mov.u32 %r1, 0;", "$L__loop___tmakit_plain:",
+                                         "mbarrier.arrive.shared::cta.b64 _, [bar];", "add.s32 %r1, %r1, 1;",
+                                         "setp.lt.s32 %p1, %r1, 4;", "@%p1 bra $L__loop___tmakit_plain;", "ret;"};
+  size_t at = 0;
+  for (const std::string& l : body) {
+    at = tail.find(l, at);
+    ASSERT_NE(at, std::string::npos) << "the copy lacks `" << l << "` in order:\n" << tail;
+  }
+  EXPECT_EQ(tail.find(".reg"), std::string::npos) << tail;
+  EXPECT_EQ(tail.find("__tmakit site"), std::string::npos) << tail;
+  EXPECT_EQ(tail.find("$L__loop:"), std::string::npos) << "the original label again:\n" << tail;
+  // The sites' path ends before it: nothing falls through into the copy.
+  EXPECT_NE(t.rfind("ret; // __tmakit", copy), std::string::npos);
+  // The prologue's branch, by the trace words.
+  auto branches = [&](uint64_t records, uint32_t cluster, uint64_t word3) {
+    Warp w(4, kRoom);
+    w.words[0] = records;
+    w.words[3] = word3;
+    for (int l = 0; l < 4; ++l) w.regs[l]["%clusterid.x"] = cluster, w.regs[l]["%nclusterid.x"] = 8, w.regs[l]["%nclusterid.y"] = 1;
+    run(w, in.prologue());
+    return std::count(w.ran.begin(), w.ran.end(), "\t@%__tmakit_p0 bra.uni " + plain + ";");
+  };
+  EXPECT_EQ(branches(kRecordsAt, 5, 0), 0) << "traced: the sites' path";
+  EXPECT_EQ(branches(0, 5, 0), 1) << "no records address: the plain copy";
+  EXPECT_EQ(branches(kRecordsAt, 5, 4 | uint64_t{6} << 32), 0) << "cluster 5 among 4 and 5: traced";
+  EXPECT_EQ(branches(kRecordsAt, 6, 4 | uint64_t{6} << 32), 1) << "cluster 6 left out: the plain copy";
+}
+
 // Words 4 and 5: each traced cluster takes its tickets from a counter of its own (the k-th
 // traced: counter 2 + k); a cluster past the counters there are takes the last one's. The
 // function's prologue looks the counter up; its sites use it.
