@@ -154,7 +154,14 @@ device() {
     # launch's replay runs 35 M records of threads on the model), into a folder cleared before each
     # run; asked of each build once, its flags are the run's last field.
     local kept=$OUT/compare-trace
-    no_replay() { "$1/tmakit" check --help 2>&1 | grep -q -- --no-replay && echo "--save-trace $kept --no-replay"; }
+    # The traced launch is timed without the functions' plain copies (--plain-copy off, where a build
+    # has it): with --launches 1 they would be in the module, and the traced time is the sites' alone.
+    no_replay() {
+      local help; help=$("$1/tmakit" check --help 2>&1)
+      grep -q -- --no-replay <<< "$help" && echo -n "--save-trace $kept --no-replay "
+      grep -q -- --plain-copy <<< "$help" && echo -n "--plain-copy off"
+      echo
+    }
     # The runs, in turn: B, E where carried, and this build (N), or this build once for each of
     # COMPARE_ENVS' environments ("NAME:VAR=v VAR2=w;NAME2:..." → N:NAME, ...): an experiment's
     # knobs, read where the build instruments, timed against each other in one device call.

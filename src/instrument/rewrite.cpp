@@ -110,7 +110,7 @@ bool is_declaration(std::string_view word) {
 // that records nothing (no records address, or a cluster `--ctas` leaves out) branches here from
 // the prologue and runs the function as compiled, not its sites (recording nothing, CUTLASS's GEMM
 // ran the sites' skip branches in 1.42x its time).
-std::vector<std::string> plain_copy(std::string_view text, size_t open, size_t close,
+std::vector<std::string> plain_body(std::string_view text, size_t open, size_t close,
                                     const std::vector<std::pair<size_t, size_t>>& decls,
                                     const std::set<std::string>& labels, const std::string& prefix) {
   std::string body;
@@ -259,7 +259,7 @@ std::vector<bool> shared_access_traced(const std::vector<ptx::Function>& fns, st
 }
 }  // namespace
 
-Result instrument_module(std::string_view text, const std::string& file, OpSet ops) {
+Result instrument_module(std::string_view text, const std::string& file, OpSet ops, bool plain_copy) {
   Result out;
   const size_t statements = static_cast<size_t>(std::count_if(
       text.begin(), text.end(), [](char c) { return c == ';' || c == '{' || c == '}' || c == ':'; }));
@@ -305,7 +305,7 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   std::vector<Pending> pending;
   std::vector<FunctionFacts> facts(m.module.functions.size());
   std::vector<size_t> fn_open(m.module.functions.size(), 0);
-  // The plain copy of each function with sites (plain_copy, below): where its body closes, its
+  // The plain copy of each function with sites (plain_body, below): where its body closes, its
   // labels, and the declarations at its top level, which the copy leaves out.
   std::vector<size_t> fn_close(m.module.functions.size(), 0);
   std::vector<std::set<std::string>> fn_labels(m.module.functions.size());
@@ -431,15 +431,15 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   for (size_t f = 0; f < fn_open.size(); ++f) {
     if (!fn_open[f] || !has_site[f]) continue;
     // The plain copy, where the function's closing brace has its line to itself (every compiler
-    // output): a call that records nothing runs it, not the sites (plain_copy).
+    // output): a call that records nothing runs it, not the sites (plain_body).
     const std::string plain = "$" + prefix + "_plain_" + std::to_string(f);
-    const bool copied = fn_close[f] > fn_open[f] && blank(text.substr(line_start_of(text, fn_close[f]),
+    const bool copied = plain_copy && fn_close[f] > fn_open[f] && blank(text.substr(line_start_of(text, fn_close[f]),
                                                                          fn_close[f] - line_start_of(text, fn_close[f])));
     if (copied) {
       std::vector<std::string> lines = exit_code.before;
       lines.push_back("ret; // " + prefix);  // the sites' path ends here, flushed as at a ret
       lines.push_back(plain + ":");
-      for (std::string& l : plain_copy(text, fn_open[f], fn_close[f], fn_decls[f], fn_labels[f], prefix))
+      for (std::string& l : plain_body(text, fn_open[f], fn_close[f], fn_decls[f], fn_labels[f], prefix))
         lines.push_back(std::move(l));
       fn_regs[f].at_least(exit_code.regs);
       splice.before(fn_close[f], lines);

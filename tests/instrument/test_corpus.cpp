@@ -1,5 +1,5 @@
-// Every corpus module that ptxas accepts (tests/corpus/) is instrumented; ptxas accepts the
-// result for the module's own target; taking the inserted lines out gives back the original
+// Every corpus module that ptxas accepts (tests/corpus/) is instrumented, with and without the
+// functions' plain copies; ptxas accepts the result (with them) for the module's own target; taking the inserted lines out gives back the original
 // byte for byte; and there is one record for each instruction of the families, counted here
 // by a regex over the original.
 #include <gtest/gtest.h>
@@ -37,6 +37,13 @@ TEST(InstrumentCorpus, EveryAcceptedModuleIsInstrumentedAndGivesBackTheOriginal)
       for (size_t i = 0; i < r.sites.size(); ++i) EXPECT_EQ(r.sites[i].id, i);
       if (c.set == "all") sites += r.sites.size();
     }
+    // With the functions' plain copies (tmakit check --launches, --ctas): the same sites, and the
+    // copies' lines are inserted lines too.
+    SCOPED_TRACE(m.file + " --plain-copy");
+    auto r = instrument::instrument_module(text, m.file, instrument::OpSet::all, true);
+    ASSERT_EQ(r.status, 0) << (r.diags.empty() ? "" : format(r.diags[0]));
+    EXPECT_EQ(strip_inserted(r.text), text);
+    EXPECT_EQ(r.sites.size(), count_families(text, "all"));
   }
   EXPECT_GT(sites, 3000u);  // the corpus is full of them: a reader that finds none fails here
 }
@@ -46,7 +53,8 @@ TEST(InstrumentCorpus, PtxasAcceptsEveryInstrumentedModule) {
   const fs::path dir = fs::path(TMAKIT_BINARY_DIR) / "test_instrument" / "corpus";
   size_t failures = 0;
   for (const auto& m : accepted_modules()) {
-    auto r = instrument::instrument_module(read(kCorpus / m.file), m.file);
+    // With the plain copies: the larger text, the sites' path and the copy beside it.
+    auto r = instrument::instrument_module(read(kCorpus / m.file), m.file, instrument::OpSet::all, true);
     ASSERT_EQ(r.status, 0) << m.file;
     std::string log;
     int rc = ptxas(r.text, m.target, dir, &log);

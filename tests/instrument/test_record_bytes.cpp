@@ -442,7 +442,8 @@ void run(Warp& w, const std::vector<std::string>& lines) {
 
 struct Instrumented {
   instrument::Result r;
-  explicit Instrumented(const char* module = kModule) : r(instrument::instrument_module(module, "k.ptx")) {}
+  explicit Instrumented(const char* module = kModule, bool plain_copy = false)
+      : r(instrument::instrument_module(module, "k.ptx", instrument::OpSet::all, plain_copy)) {}
   std::vector<std::string> prologue() const {  // the lines after the entry's `{` that name the prefix
     std::vector<std::string> out;
     std::istringstream in(r.text);
@@ -1042,10 +1043,11 @@ TEST(InstrumentRecordBytes, OnlyTheClustersOfWord3Record) {
   EXPECT_EQ(run_in(0, 1, four_to_six), 0u);            // 3: out
 }
 
-// A call that records nothing runs the function as compiled: its prologue branches to the plain
-// copy, which holds the original body's instructions in their order with its labels renamed and
-// no site of its own, where the records address is 0 (tracing off, or --launches past N) or
-// word 3 leaves the cluster out; a traced cluster goes on to the sites.
+// With the plain copy (tmakit check --launches, --ctas), a call that records nothing runs the
+// function as compiled: its prologue branches to the copy, which holds the original body's
+// instructions in their order with its labels renamed and no site of its own, where the records
+// address is 0 (tracing off, or --launches past N) or word 3 leaves the cluster out; a traced
+// cluster goes on to the sites. Without it, neither copy nor branch.
 TEST(InstrumentRecordBytes, ACallThatRecordsNothingRunsThePlainCopy) {
   static const char* kLoop = R"(.version 8.6
 .target sm_90a
@@ -1065,10 +1067,15 @@ $L__loop:
 	ret;
 }
 )";
-  Instrumented in(kLoop);
+  const std::string plain = "$__tmakit_plain_0";
+  {
+    Instrumented none(kLoop);
+    ASSERT_EQ(none.r.status, 0);
+    EXPECT_EQ(none.r.text.find(plain), std::string::npos) << none.r.text;
+  }
+  Instrumented in(kLoop, true);
   ASSERT_EQ(in.r.status, 0) << (in.r.diags.empty() ? "" : format(in.r.diags[0]));
   const std::string& t = in.r.text;
-  const std::string plain = "$__tmakit_plain_0";
   // The copy: after the sites' path, every original instruction once more in its order, the
   // label renamed (the branch with it), the declarations not repeated, no site.
   const size_t copy = t.find(plain + ":");

@@ -134,6 +134,31 @@ TEST_F(CheckHooks, LaunchesLimitsTheCheckedLaunchesPerKernel) {
   std::stringstream lines;
   lines << launched.rdbuf();
   EXPECT_EQ(lines.str(), "recording\nrecording\nnot recording\n");
+  // Launches left unrecorded: the module carries its functions' plain copies, which they run
+  // (without --launches or --ctas it does not: EveryRouteInstrumentsLoadsTracesAndReports).
+  const auto images = loaded();
+  ASSERT_FALSE(images.empty());
+  const std::string with_copies =
+      tmakit::instrument::instrument_module(read_file(kModule), kModule, tmakit::instrument::OpSet::all, true).text;
+  EXPECT_NE(with_copies, inst_.text);
+  for (const std::string& image : images) EXPECT_EQ(image, with_copies);
+}
+
+// --plain-copy overrides the choice: off keeps the module as every checked launch has it even
+// with --launches, on gives the copies with every launch checked.
+TEST_F(CheckHooks, PlainCopyFollowsTheOption) {
+  const std::string with_copies =
+      tmakit::instrument::instrument_module(read_file(kModule), kModule, tmakit::instrument::OpSet::all, true).text;
+  Outcome off = run(checked("--launches 1 --plain-copy off"), "linked " + kModule + " " + kKernel + " plain 2");
+  EXPECT_EQ(off.out, "launch 0 sync 0\nlaunch 0 sync 0\n") << off.err;
+  for (const std::string& image : loaded()) EXPECT_EQ(image, inst_.text);
+  Outcome on = run(checked("--plain-copy on"), "linked " + kModule + " " + kKernel);
+  EXPECT_EQ(on.out, "launch 0 sync 0\n") << on.err;
+  const auto images = loaded();
+  ASSERT_FALSE(images.empty());
+  for (const std::string& image : images) EXPECT_EQ(image, with_copies);
+  Outcome bad = run(checked("--plain-copy sometimes"), "linked " + kModule + " " + kKernel);
+  EXPECT_EQ(bad.status, 2) << bad.err;
 }
 
 TEST_F(CheckHooks, HangIsReportedWhileAliveThenKilled) {

@@ -46,6 +46,15 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
+// Whether the modules carry their functions' plain copies: tmakit check's --plain-copy on, or
+// auto where it leaves some calls unrecorded (--launches N, --ctas: the environment it sets,
+// docs/check.md).
+bool leaves_calls_unrecorded() {
+  const std::string choice = env("TMAKIT_CHECK_PLAIN_COPY");
+  if (choice == "on" || choice == "off") return choice == "on";
+  return std::strtoull(env("TMAKIT_CHECK_LAUNCHES").c_str(), nullptr, 10) != 0 || !env("TMAKIT_CHECK_CTAS").empty();
+}
+
 // Triton's bundled tool, from the interpreter of the Python process that runs us. The
 // interpreter runs from an argument vector (no shell: its path may hold any character),
 // without LD_PRELOAD (the watch library has nothing to do there); the tool's name is
@@ -169,7 +178,8 @@ fs::path instrument_input(const fs::path& input, const fs::path& source, const f
   bool ok = false;
   const std::string text = read_file(source, &ok);
   if (!ok) return why = "cannot read " + source.string(), fs::path{};
-  auto res = tmakit::instrument::instrument_module(text, input.string());
+  auto res = tmakit::instrument::instrument_module(text, input.string(), tmakit::instrument::OpSet::all,
+                                                     leaves_calls_unrecorded());
   if (res.status != 0) {
     why = res.diags.empty() ? "not instrumented" : tmakit::format(res.diags.front());
     return {};
@@ -197,7 +207,8 @@ int embed(const fs::path& in, const fs::path& out) {
   bool ok = false;
   const std::string text = read_file(in, &ok);
   if (!ok) return std::fprintf(stderr, "tmakit-ptxas: cannot read %s\n", in.c_str()), 2;
-  auto res = tmakit::instrument::instrument_module(text, in.string());
+  auto res = tmakit::instrument::instrument_module(text, in.string(), tmakit::instrument::OpSet::all,
+                                                     leaves_calls_unrecorded());
   for (const auto& d : res.diags) std::fprintf(stderr, "%s\n", tmakit::format(d).c_str());
   if (res.status != 0) return std::fprintf(stderr, "tmakit-ptxas: %s cannot be instrumented\n", in.c_str()), 1;
   const std::string sites = nlohmann::json::parse(tmakit::instrument::sites_json(res.sites)).dump();

@@ -36,6 +36,7 @@ struct CheckOptions {
   std::string launches = "0";  // checked launches per kernel; 0: all
   std::string capacity;  // records in the trace buffer (128 bytes each); empty: the library's default
   std::string records = "auto";  // --records auto | device | host (capture.hpp's RecordsIn)
+  std::string plain_copy = "auto";  // --plain-copy auto | on | off (docs/check.md, "How the module is changed")
   std::string ctas;                  // --ctas FIRST[-LAST]: the clusters traced (empty: all)
   std::string log, save_trace, replay, target = "sm_90a";
   std::optional<std::string> ptx_filter;  // --ptx-filter CMD (docs/check.md, "Mutation testing")
@@ -242,6 +243,7 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
   else unsetenv("TMAKIT_CHECK_NO_REPLAY");
   if (ctas_env.empty()) unsetenv("TMAKIT_CHECK_CTAS");
   else setenv("TMAKIT_CHECK_CTAS", ctas_env.c_str(), 1);
+  setenv("TMAKIT_CHECK_PLAIN_COPY", o.plain_copy.c_str(), 1);
   setenv("TMAKIT_CHECK_CLI", fs::read_symlink("/proc/self/exe", ec).c_str(), 1);
   setenv("TMAKIT_CHECK_PARENT_PID", std::to_string(getpid()).c_str(), 1);
   // Only --ptx-filter sets a filter: one left in the environment from elsewhere never edits modules.
@@ -315,7 +317,7 @@ int run_check(const CheckOptions& o, const std::vector<std::string>& command) {
 
 void split_check_command(std::vector<char*>& args) {
   if (auto command = split_command_after_dashes(args, {"--timeout", "--launches", "--capacity", "--records", "--log", "--save-trace", "--replay", "--target",
-                                                      "--ptx-filter", "--ctas"}))
+                                                      "--ptx-filter", "--ctas", "--plain-copy"}))
     separated_command() = std::move(command);
 }
 
@@ -338,6 +340,11 @@ void add_check_command(CLI::App& app, int& status) {
   cmd->add_option("--ctas", o->ctas,
                   "trace only the clusters FIRST to LAST (FIRST or FIRST-LAST, by linear cluster index; a launch "
                   "without clusters has one CTA a cluster); the others run untraced (default: all)");
+  cmd->add_option("--plain-copy", o->plain_copy,
+                  "whether instrumented functions also keep their body as compiled, which calls that record nothing "
+                  "run (auto, the default: where --launches or --ctas leaves calls unrecorded; on; off: the checked "
+                  "launches run faster, the unchecked ones slower)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   cmd->add_option("--log", o->log, "also keep the watch log of tensor-map calls in FILE (JSON Lines)");
   cmd->add_option("--save-trace", o->save_trace, "keep each launch's trace in DIR/launch-<n>/");
   cmd->add_option("--ptx-filter", o->ptx_filter,

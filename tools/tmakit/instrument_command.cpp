@@ -12,7 +12,7 @@
 namespace tmakit::cli {
 namespace {
 
-int run(const std::string& in, const std::string& out, const std::string& ops_name) {
+int run(const std::string& in, const std::string& out, const std::string& ops_name, bool plain_copy) {
   // Both names are judged before anything is read or written.
   if (out.empty() || out.back() == '/') {
     std::fprintf(stderr, "%s\n", tmakit::format(Diagnostic{Severity::error, "cli.output",
@@ -41,7 +41,7 @@ int run(const std::string& in, const std::string& out, const std::string& ops_na
   }
   const auto ops = ops_name == "copies" ? instrument::OpSet::copies
                    : ops_name == "barriers" ? instrument::OpSet::barriers : instrument::OpSet::all;
-  instrument::Result r = instrument::instrument_module(text, in, ops);
+  instrument::Result r = instrument::instrument_module(text, in, ops, plain_copy);
   for (const auto& d : r.diags) std::fprintf(stderr, "%s\n", tmakit::format(d).c_str());
   if (r.status) {
     std::fprintf(stderr, "tmakit instrument: %s not instrumented; nothing written\n", in.c_str());
@@ -67,10 +67,13 @@ int run(const std::string& in, const std::string& out, const std::string& ops_na
 void add_instrument_command(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand("instrument", "Add trace records beside the TMA, mbarrier and fence instructions of a PTX module");
   static std::string in, out, ops = "all";
+  static bool plain_copy = false;
   cmd->add_option("input", in, "PTX module")->required();
   cmd->add_option("-o,--output", out, "instrumented module (its site table goes to OUTPUT.sites.json)")->required();
   cmd->add_option("--ops", ops, "all, copies or barriers")->check(CLI::IsMember({"all", "copies", "barriers"}));
-  cmd->callback([&status] { status = run(in, out, ops); });
+  cmd->add_flag("--plain-copy", plain_copy,
+                "keep each function's body as compiled too, run where a call records nothing (no records address)");
+  cmd->callback([&status] { status = run(in, out, ops, plain_copy); });
 }
 
 }  // namespace tmakit::cli

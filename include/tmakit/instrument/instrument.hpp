@@ -98,7 +98,13 @@ struct Result {
 inline constexpr size_t kMaxStatements = size_t{1} << 21;
 inline constexpr size_t kMaxModuleBytes = size_t{64} << 20;
 
-Result instrument_module(std::string_view text, const std::string& file, OpSet ops = OpSet::all);
+// `plain_copy`: each function with sites also keeps its body as compiled, run by a call that
+// records nothing (no records address, or a cluster `tmakit check --ctas` leaves out; docs/check.md,
+// "How the module is changed"). tmakit check asks for it where it leaves calls unrecorded
+// (--launches, --ctas): the copy makes those run at the kernel's own speed, but ptxas compiles
+// the sites' path beside it, which cost CUTLASS's traced GEMM 3 %.
+Result instrument_module(std::string_view text, const std::string& file, OpSet ops = OpSet::all,
+                         bool plain_copy = false);
 
 // The site table as JSON (`OUT.sites.json`): {"version", "record_bytes", "sites": [...]}.
 std::string sites_json(const std::vector<Site>& sites);

@@ -286,7 +286,7 @@ int check_module_load(void** handle, const void* image, ModuleKind kind, const s
   };
   instrument::Result res;
   try {
-    res = instrument::instrument_module(text, name, instrument::OpSet::all);
+    res = instrument::instrument_module(text, name, instrument::OpSet::all, check_wants_plain_copy());
   } catch (const std::exception& e) {
     res.status = 2;
     res.diags.error("check.instrument", e.what());
@@ -342,7 +342,8 @@ int check_link_add(void* state, void* data, size_t size, const std::function<int
                           "original [check.ptx-filter]", check::result_name(check_driver(), r)));
     return add(data, size);
   };
-  instrument::Result res = instrument::instrument_module(text, "cuLinkAddData.ptx", instrument::OpSet::all);
+  instrument::Result res =
+      instrument::instrument_module(text, "cuLinkAddData.ptx", instrument::OpSet::all, check_wants_plain_copy());
   uint64_t id = 0;
   std::optional<std::string> with_id;
   if (res.status == 0 && !res.sites.empty()) with_id = check::add_module_id(res.text, &id);

@@ -4,6 +4,8 @@
 // point below is called by check_hooks.cpp only then.
 #pragma once
 #include <cstddef>
+#include <cstdlib>
+#include <string_view>
 #include <functional>
 
 namespace tmakit::watch {
@@ -21,6 +23,17 @@ inline constexpr const char* kEnvCheckRecords = "TMAKIT_CHECK_RECORDS";  // --re
 inline constexpr size_t kDefaultDeviceCapacity = size_t{1} << 22, kDefaultHostCapacity = size_t{1} << 18;
 inline constexpr const char* kEnvCheckCtas = "TMAKIT_CHECK_CTAS";  // --ctas: "FIRST-END", clusters [FIRST, END)
 inline constexpr const char* kEnvCheckLaunches = "TMAKIT_CHECK_LAUNCHES";  // checked launches per kernel (0: all)
+inline constexpr const char* kEnvCheckPlainCopy = "TMAKIT_CHECK_PLAIN_COPY";  // --plain-copy: auto, on, off
+// Whether modules carry their functions' plain copies: --plain-copy on, or auto (the default)
+// where some calls record nothing (--launches N, --ctas).
+inline bool check_wants_plain_copy() {
+  const char* choice = std::getenv(kEnvCheckPlainCopy);
+  if (choice && std::string_view(choice) == "on") return true;
+  if (choice && std::string_view(choice) == "off") return false;
+  const char* launches = std::getenv(kEnvCheckLaunches);
+  const char* ctas = std::getenv(kEnvCheckCtas);
+  return (launches && std::strtoull(launches, nullptr, 10) != 0) || (ctas && *ctas);
+}
 inline constexpr const char* kEnvCheckNoReplay = "TMAKIT_CHECK_NO_REPLAY";  // --no-replay: "1" saves traces unreplayed
 
 bool check_active();
