@@ -286,9 +286,10 @@ std::string ClusterReplay::behind_the_wait(size_t wait_record, const std::vector
   const SharedAddress sa = split_shared(*addr, ranked_);
   const std::pair<int, uint32_t> bar{sa.rank.value_or(who(wr, t_.meta).cta), sa.offset};
   std::string out;
+  const model::MBarrier* state = engine_->find_barrier(bar.first, bar.second);
   if (auto p = value_of(wr, t_.sites[wr.site], "phaseParity")) {
     out += "; the waiters poll for parity " + std::to_string(*p);
-    if (const model::MBarrier* b = engine_->find_barrier(bar.first, bar.second))
+    if (const model::MBarrier* b = state)
       out += *p == (b->phase & 1) ? ", the parity of the phase it is in (" + std::to_string(b->phase) + "), so they wait for that phase to complete"
                                   : ", the phase before the one it is in";
   }
@@ -312,9 +313,13 @@ std::string ClusterReplay::behind_the_wait(size_t wait_record, const std::vector
     }
     const std::string thread = "cta " + std::to_string(w.cta) + " thread " + std::to_string(w.thread);
     if (auto it = waiting.find(w); it != waiting.end())
+      // With every arrival in, the phase waits for bytes alone: a copy behind the wait may be what
+      // was to bring them, or no copy brings them (armed too many: expect_tx 16 bytes long).
       out += "; " + thread + " arrived on it before (last at " + site_place(t_, t_.records[arrive].site) +
              ") and now waits itself at " + site_place(t_, t_.records[it->second].site) +
-             ": its next arrive, and the copy that brings the bytes, sit behind that wait";
+             (state && state->pending == 0
+                  ? ": if a copy it has yet to issue was to bring the missing bytes, that copy sits behind the wait"
+                  : ": its next arrive, and the copy that brings the bytes, sit behind that wait");
     else if (auto last = last_of_.find(thread_key(w)); last != last_of_.end())
       out += "; " + thread + " arrived on it before (last at " + site_place(t_, t_.records[arrive].site) +
              ") and did not arrive again: its last record is at " + site_place(t_, t_.records[last->second].site);
