@@ -93,6 +93,27 @@ TEST_F(CheckPtxas, TritonsRouteUnderTmakitCheck) {
   EXPECT_NE(err.find("1 launch checked"), std::string::npos) << err;
 }
 
+// The functions' plain copies on Triton's route: only with --plain-copy on (TMAKIT_CHECK_PLAIN_COPY=on);
+// under auto, even with --launches, the module is instrumented without them.
+TEST_F(CheckPtxas, PlainCopiesOnlyWhenAskedFor) {
+  const std::string in = (dir_ / "kernel.ptx").string(), out = (dir_ / "o.cubin").string();
+  auto assembled = [&](const std::string& env) {
+    std::string err;
+    EXPECT_EQ(sh("env TMAKIT_CHECK_DIR=" + dir_.string() + " TMAKIT_REAL_PTXAS=" + fake_.string() + " " + env + " "
+                 PTXAS_WRAPPER " --gpu-name=sm_90a " + in + " -o " + out, &err), 0) << err;
+    return read_file(out);
+  };
+  auto expected = [&](bool copies) {
+    auto inst = tmakit::instrument::instrument_module(read_file(kModule), in, tmakit::instrument::OpSet::all, copies);
+    uint64_t id = 0;
+    return std::string("\x7f" "ELF") + *tmakit::check::add_module_id(inst.text, &id);
+  };
+  EXPECT_EQ(assembled("TMAKIT_CHECK_PLAIN_COPY=on"), expected(true));
+  EXPECT_EQ(assembled("TMAKIT_CHECK_PLAIN_COPY=auto TMAKIT_CHECK_LAUNCHES=1"), expected(false));
+  EXPECT_EQ(assembled("TMAKIT_CHECK_PLAIN_COPY=off"), expected(false));
+  EXPECT_NE(expected(true), expected(false));
+}
+
 TEST_F(CheckPtxas, RefusedModuleIsAssembledAsItIs) {
   fs::copy_file(kRefused, dir_ / "broken.ptx");
   const std::string in = (dir_ / "broken.ptx").string();
