@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "cluster.hpp"
+#include "tmakit/terminal_text.hpp"
 
 namespace tmakit::check::detail {
 
@@ -322,10 +323,33 @@ std::string ClusterReplay::behind_the_wait(size_t wait_record, const std::vector
                   : ": its next arrive, and the copy that brings the bytes, sit behind that wait");
     else if (auto last = last_of_.find(thread_key(w)); last != last_of_.end())
       out += "; " + thread + " arrived on it before (last at " + site_place(t_, t_.records[arrive].site) +
-             ") and did not arrive again: its last record is at " + site_place(t_, t_.records[last->second].site);
+             ") and did not arrive again: its last record is at " + site_place(t_, t_.records[last->second].site) +
+             warp_wide_after(w, t_.records[last->second].site, waiting);
     ++said;
   }
   return out;
+}
+
+// A lane that stopped recording while lanes of its warp wait elsewhere for good: the first
+// warp-wide instruction after its last site (Site::warp_wide_line) waits for every lane its mask
+// names, so a lane that reached it alone waits there (CuTe DSL's TMA copy called by one thread:
+// the copy's elect.sync over the whole warp). Said as what may be, with the instruction's text.
+std::string ClusterReplay::warp_wide_after(const Who& w, uint32_t site, const std::map<Who, size_t>& waiting) const {
+  const Site& s = t_.sites[site];
+  if (s.warp_wide_line <= 0) return "";
+  size_t mates = 0, first = 0;
+  for (const auto& [o, idx] : waiting)
+    if (o.cta == w.cta && o.thread / 32 == w.thread / 32 && o.thread != w.thread && mates++ == 0) first = idx;
+  if (!mates) return "";
+  std::string text;  // the instruction's words, one space between
+  for (char c : s.warp_wide_text)
+    if (!std::isspace(static_cast<unsigned char>(c))) text += c;
+    else if (!text.empty() && text.back() != ' ') text += ' ';
+  return "; the first warp-wide instruction after that record, " + t_.module_name + ".ptx:" +
+         std::to_string(s.warp_wide_line) + " `" + terminal_line(text) +
+         "`, waits for every lane its mask names, and " + std::to_string(mates) + " lanes of its warp wait at " +
+         site_place(t_, t_.records[first].site) + " instead: if it reached that instruction without them, it waits "
+         "there for good";
 }
 
 // Each thread's last record where it is a wait that failed: where a hung kernel stands.

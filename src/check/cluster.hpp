@@ -63,6 +63,7 @@ class ClusterReplay {
   std::optional<size_t> record_in(const std::string& place) const;
   std::vector<size_t> failing_last_waits() const;
   std::string behind_the_wait(size_t wait_record, const std::vector<size_t>& final_waits) const;
+  std::string warp_wide_after(const Who& w, uint32_t site, const std::map<Who, size_t>& waiting) const;
   std::string timeout_text() const;  // " within 5.000 s", or ""
 
 

@@ -198,6 +198,12 @@ std::vector<instrument::Site> parse_sites(std::string_view text, bool& cta_barri
     if (site.lanes_at && site.lanes_at < instrument::kValuesOffset)
       bad(at + ".lanes_at", std::to_string(site.lanes_at) + " lies in the record's head and ids (below " +
                                 std::to_string(instrument::kValuesOffset) + ")");
+    if (s.contains("warp_wide")) {  // optional (docs/check.md, "The site table")
+      const json& ww = s["warp_wide"];
+      if (!ww.is_object()) bad(at + ".warp_wide", "must be an object");
+      site.warp_wide_line = static_cast<int>(unsigned_field(ww, "ptx_line", at + ".warp_wide", INT32_MAX));
+      site.warp_wide_text = string_field(ww, "text", at + ".warp_wide");
+    }
     if (s.contains("loc")) {
       instrument::SourceFrame loc = parse_frame(s["loc"], at + ".loc", names);
       site.file = std::move(loc.file), site.line = loc.line, site.column = loc.column;

@@ -199,6 +199,13 @@ bool moves_shared_async(TraceOp op) {
 // barrier, a fence, an atomic or an acquire (or volatile) load, a warp's exchange of values, a
 // wait, a call (the callee may do any of these). The lane's ticket reservation ends after it
 // (trace.hpp, Order). Where it is a site (a traced barrier or wait), the site's own code does.
+// Waits for every lane its mask names (the lanes that never come make it wait for good).
+bool warp_wide(std::string_view mn) {
+  for (std::string_view f : {"elect.sync", "shfl.sync", "vote.sync", "match.", "redux.sync", "bar.warp.sync"})
+    if (mn.starts_with(f)) return true;
+  return false;
+}
+
 bool orders_after_others(std::string_view mn) {
   const std::string_view op = mn.substr(0, mn.find('.'));
   if (op == "ld") return mn.find(".acquire") != std::string_view::npos || mn.find(".volatile") != std::string_view::npos;
@@ -317,6 +324,12 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   // (function, begin, end) of each instruction that can order its thread after others: where it
   // is not a site itself, the lane's ticket reservation ends after it (trace.hpp, Order).
   std::vector<std::array<size_t, 3>> orderings;
+  struct WarpWide {
+    size_t fn, begin;
+    int line;
+    std::string text;
+  };
+  std::vector<WarpWide> warp_wides;  // in text order
   size_t next_fn = 0, current = SIZE_MAX;
   bool addressed = false, pending_header = false;
   std::string header;
@@ -378,6 +391,7 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
              mn == "call.uni")
       map_changes.push_back({current, end});
     if (orders_after_others(p.statement.mnemonic())) orderings.push_back({current, begin, end});
+    if (warp_wide(p.statement.mnemonic())) warp_wides.push_back({current, begin, p.statement.line, p.text});
     const std::string where = file + ":" + std::to_string(p.statement.line) + ":" + std::to_string(p.statement.column);
     auto plan = detail::plan_site(p, fn.symbols, ops, out.diags, where);
     if (!plan) continue;
@@ -391,6 +405,7 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   std::vector<bool> has_site(m.module.functions.size(), false);
   std::vector<int> map_entries(m.module.functions.size(), 0);
   std::set<size_t> site_begins;
+  std::vector<std::pair<size_t, size_t>> site_at;  // each site's (function, offset), in text order
   for (Pending& s : pending) {
     // CTA barriers go with the shared accesses: what they order, for the race check, is those.
     const bool shared_access = s.plan.op == TraceOp::shared_store || s.plan.op == TraceOp::shared_load ||
@@ -416,6 +431,15 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     for (const auto& e : s.plan.entries) site.fields.push_back(e.field);
     site.lanes_at = detail::lanes_at(s.plan);
     out.sites.push_back(std::move(site));
+    site_at.push_back({s.fn, s.begin});
+  }
+  // Each site's first warp-wide instruction before the function's next site (Site::warp_wide_line).
+  for (size_t i = 0, k = 0; i < out.sites.size(); ++i) {
+    const auto [fn, at] = site_at[i];
+    const size_t until = i + 1 < site_at.size() && site_at[i + 1].first == fn ? site_at[i + 1].second : SIZE_MAX;
+    while (k < warp_wides.size() && (warp_wides[k].fn < fn || (warp_wides[k].fn == fn && warp_wides[k].begin < at))) ++k;
+    if (k < warp_wides.size() && warp_wides[k].fn == fn && warp_wides[k].begin < until)
+      out.sites[i].warp_wide_line = warp_wides[k].line, out.sites[i].warp_wide_text = warp_wides[k].text;
   }
   // A lane's last record has its ticket written before the function returns (trace.hpp).
   const detail::Code exit_code = detail::function_exit(prefix);

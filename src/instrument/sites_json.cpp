@@ -70,6 +70,7 @@ std::string sites_json(const std::vector<Site>& sites) {
                         {"form", s.form},       {"function", s.function}, {"ptx_line", s.ptx_line},
                         {"text", s.text},       {"after", s.after},       {"fields", fields}};
     if (s.lanes_at) j["lanes_at"] = s.lanes_at;
+    if (s.warp_wide_line > 0) j["warp_wide"] = {{"ptx_line", s.warp_wide_line}, {"text", s.warp_wide_text}};
     if (s.line > 0) j["loc"] = frame(s.file, s.line, s.column, s.loc_function);
     if (s.line > 0 && !s.inlined_at.empty()) {
       nlohmann::json chain = nlohmann::json::array();

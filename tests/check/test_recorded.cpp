@@ -78,6 +78,23 @@ TEST(CheckRecorded, ARaceIsOneFindingForEachPairOfLines) {
   if (fs::is_directory(fs::path(TMAKIT_SOURCE_DIR) / "tests/vectors/check/ring-refill")) EXPECT_GT(races, 0u);
 }
 
+// CuTe DSL's TMA copy with its load's copy called by thread 0 alone, as it hung on the H200: the
+// hang names the copy's elect.sync after thread 0's last record, which waits for the lanes of its
+// warp that wait for the copy instead.
+TEST(CheckRecorded, TheHangOfACopyCalledByOneLaneNamesItsWarpWideInstruction) {
+  const fs::path dir = fs::path(TMAKIT_SOURCE_DIR) / "tests/vectors/check/cutedsl-tma-copy-elect-by-one-thread";
+  ASSERT_TRUE(fs::is_directory(dir)) << dir;
+  const auto r = tmakit::check::replay(tmakit::check::load_trace_dir(dir));
+  ASSERT_EQ(r.findings.size(), 1u) << tmakit::check::to_text(r);
+  const std::string& msg = r.findings[0].message;
+  EXPECT_NE(msg.find("cta 0 thread 0 arrived on it before (last at module.ptx:45) and did not arrive again: its last "
+                     "record is at module.ptx:45; the first warp-wide instruction after that record, module.ptx:46 "
+                     "`elect.sync %r10|%p2, -1;`, waits for every lane its mask names, and 31 lanes of its warp wait at "
+                     "module.ptx:58 instead"),
+            std::string::npos)
+      << msg;
+}
+
 // The same traces read with a bound on records of threads below their own, so that the
 // replay expands and replays one cluster at a time (TraceDir::compact), as it does a launch
 // too large to expand whole: every report is the same as the whole trace's — its findings,

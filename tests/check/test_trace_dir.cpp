@@ -115,6 +115,9 @@ TEST(CheckTraceDir, SiteTableErrorsNameTheSiteAndField) {
   EXPECT_EQ(sites([](auto& j) { j["sites"][0]["op_code"] = 40; }), "sites.json.sites[0].op_code: unknown operation code 40");
   EXPECT_EQ(sites([](auto& j) { j["sites"][0].erase("text"); }), "sites.json.sites[0].text: missing");
   EXPECT_EQ(sites([](auto& j) { j["cta_barriers"] = 1; }), "sites.json.cta_barriers: must be true or false");
+  EXPECT_EQ(sites([](auto& j) { j["sites"][0]["warp_wide"] = 46; }), "sites.json.sites[0].warp_wide: must be an object");
+  EXPECT_EQ(sites([](auto& j) { j["sites"][0]["warp_wide"] = {{"ptx_line", 46}}; }),
+            "sites.json.sites[0].warp_wide.text: missing");
   EXPECT_EQ(sites([](auto& j) { j["sites"][0]["op_code"] = 31; }), "sites.json.sites[0].op_code: unknown operation code 31");
   // The CTA barriers' codes (28-30) are known; a site table says whether it records them.
   EXPECT_TRUE(t.parsed().cta_barriers);

@@ -61,6 +61,12 @@ struct Site {
   // writes one record a lane always (a tensor operation with its map records, shared loads and
   // stores, whose addresses differ by lane, or values that fill the record).
   uint32_t lanes_at = 0;
+  // The first warp-wide instruction that waits for the lanes its mask names (elect.sync,
+  // shfl.sync, vote.sync, match, redux.sync, bar.warp.sync) after this site in its function's
+  // text and before the function's next site: its line in the input module (0: none) and text.
+  // A hung lane whose last record is this site may have stopped there without its warp.
+  int warp_wide_line = 0;
+  std::string warp_wide_text;
 
   // The whole chain, innermost first: the location, then inlined_at; empty without a `.loc`.
   std::vector<SourceFrame> frames() const;
