@@ -64,6 +64,13 @@ inline int ptxas(const std::string& text, const std::string& target, const fs::p
 // The module with everything the instrumenter inserted taken out: the spans it puts on a
 // line shared with other statements (`/*tmakit:*/ ... /*:tmakit*/`), then every line that
 // names the fresh prefix. Written from the documented form of the output, not from the code.
+// A module of one kernel `k` with the predicates, registers and mbarrier `bar` the small tests
+// use: `body` its instructions (each line tab-indented, newline-ended), `after` what follows it.
+inline std::string small_kernel(const std::string& body, const std::string& after = "") {
+  return ".version 8.6\n.target sm_90a\n.address_size 64\n\n.visible .entry k()\n{\n\t.reg .pred %p<4>;\n"
+         "\t.reg .b32 %r<8>;\n\t.shared .align 8 .b64 bar[1];\n" + body + "}\n" + after;
+}
+
 inline std::string strip_inserted(const std::string& text) {
   // Found by hand, not with std::regex: its matcher recurses once a character, and an inserted
   // span of a site is thousands of characters on one line (a stack overflow under ASan).

@@ -1049,31 +1049,16 @@ TEST(InstrumentRecordBytes, OnlyTheClustersOfWord3Record) {
 // address is 0 (tracing off, or --launches past N) or word 3 leaves the cluster out; a traced
 // cluster goes on to the sites. Without it, neither copy nor branch.
 TEST(InstrumentRecordBytes, ACallThatRecordsNothingRunsThePlainCopy) {
-  static const char* kLoop = R"(.version 8.6
-.target sm_90a
-.address_size 64
-
-.visible .entry k()
-{
-	.reg .pred %p<4>;
-	.reg .b32 %r<8>;
-	.shared .align 8 .b64 bar[1];
-	mov.u32 %r1, 0;
-$L__loop:
-	mbarrier.arrive.shared::cta.b64 _, [bar];
-	add.s32 %r1, %r1, 1;
-	setp.lt.s32 %p1, %r1, 4;
-	@%p1 bra $L__loop;
-	ret;
-}
-)";
+  static const std::string kLoop = small_kernel(
+      "\tmov.u32 %r1, 0;\n$L__loop:\n\tmbarrier.arrive.shared::cta.b64 _, [bar];\n\tadd.s32 %r1, %r1, 1;\n"
+      "\tsetp.lt.s32 %p1, %r1, 4;\n\t@%p1 bra $L__loop;\n\tret;\n");
   const std::string plain = "$__tmakit_plain_0";
   {
-    Instrumented none(kLoop);
+    Instrumented none(kLoop.c_str());
     ASSERT_EQ(none.r.status, 0);
     EXPECT_EQ(none.r.text.find(plain), std::string::npos) << none.r.text;
   }
-  Instrumented in(kLoop, true);
+  Instrumented in(kLoop.c_str(), true);
   ASSERT_EQ(in.r.status, 0) << (in.r.diags.empty() ? "" : format(in.r.diags[0]));
   const std::string& t = in.r.text;
   // The copy: after the sites' path, every original instruction once more in its order, the

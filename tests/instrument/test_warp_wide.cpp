@@ -13,33 +13,12 @@ using namespace tmakit;
 
 namespace {
 
-const char* const kModule = R"(.version 8.6
-.target sm_90a
-.address_size 64
-
-.visible .entry k()
-{
-	.reg .pred %p<4>;
-	.reg .b32 %r<8>;
-	.shared .align 8 .b64 bar[1];
-	mbarrier.init.shared::cta.b64 [bar], 1;
-	elect.sync %r1|%p1, -1;
-	mbarrier.arrive.shared::cta.b64 _, [bar];
-	add.s32 %r2, %r2, 1;
-	shfl.sync.idx.b32 %r3, %r2, 0, 31, -1;
-	vote.sync.any.pred %p2, %p1, -1;
-	mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], 0;
-	ret;
-}
-
-.visible .entry j()
-{
-	.reg .b32 %r<4>;
-	.shared .align 8 .b64 bar2[1];
-	mbarrier.arrive.shared::cta.b64 _, [bar2];
-	ret;
-}
-)";
+// Lines 10 to 16 of k; then a function j of its own.
+const std::string kModule = instrument_test::small_kernel(
+    "\tmbarrier.init.shared::cta.b64 [bar], 1;\n\telect.sync %r1|%p1, -1;\n\tmbarrier.arrive.shared::cta.b64 _, [bar];\n"
+    "\tadd.s32 %r2, %r2, 1;\n\tshfl.sync.idx.b32 %r3, %r2, 0, 31, -1;\n\tvote.sync.any.pred %p2, %p1, -1;\n"
+    "\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], 0;\n\tret;\n",
+    "\n.visible .entry j()\n{\n\t.shared .align 8 .b64 bar2[1];\n\tmbarrier.arrive.shared::cta.b64 _, [bar2];\n\tret;\n}\n");
 
 TEST(InstrumentWarpWide, EachSiteNamesTheFirstWarpWideInstructionBeforeItsNextSite) {
   const auto r = instrument::instrument_module(kModule, "k.ptx");
