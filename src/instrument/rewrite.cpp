@@ -5,7 +5,6 @@
 // `/*tmakit:*/` and `/*:tmakit*/`, so they can always be told from the original.
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -24,7 +23,7 @@ struct Insertion {
   std::string text;
 };
 
-bool blank(std::string_view s) { return s.find_first_not_of(" \t\r") == std::string_view::npos; }
+using detail::blank;
 
 class Splicer {
  public:
@@ -53,6 +52,9 @@ class Splicer {
     for (const auto& l : lines) s += std::string(ind) + l + "\n";
     add(eol + 1, std::move(s));
   }
+
+  // Whether the statement starting at `b` has its line to itself up to it (no code before it).
+  bool own_line(size_t b) const { return blank(t_.substr(line_start(b), b - line_start(b))); }
 
   std::string_view indentation(size_t b) const {
     size_t ls = line_start(b);
@@ -89,62 +91,6 @@ class Splicer {
   std::string_view t_;
   std::vector<Insertion> ins_;
 };
-
-size_t line_start_of(std::string_view t, size_t b) {
-  const size_t nl = b ? t.rfind('\n', b - 1) : std::string_view::npos;
-  return nl == std::string_view::npos ? 0 : nl + 1;
-}
-
-// A function's own declarations (state spaces and registers): one per function, so its plain
-// copy leaves them out and names the same ones.
-bool is_declaration(std::string_view word) {
-  static const std::set<std::string_view> kSpaces = {".reg", ".local", ".shared", ".param", ".const", ".global",
-                                                     ".tex", ".texref", ".surfref", ".samplerref"};
-  return kSpaces.count(word) != 0;
-}
-
-// The function's body as written, [open, close) of `text`, once more: its declarations left
-// out, each of its labels renamed (`name` + "_" + prefix + "_plain": labels in nested scopes
-// too, harmless), each line marked as inserted (a `// prefix` comment at its end; blank lines
-// dropped), so that the original comes back by dropping the lines that name the prefix. A call
-// that records nothing (no records address, or a cluster `--ctas` leaves out) branches here from
-// the prologue and runs the function as compiled, not its sites (recording nothing, CUTLASS's GEMM
-// ran the sites' skip branches in 1.42x its time).
-std::vector<std::string> plain_body(std::string_view text, size_t open, size_t close,
-                                    const std::vector<std::pair<size_t, size_t>>& decls,
-                                    const std::set<std::string>& labels, const std::string& prefix) {
-  std::string body;
-  size_t at = open;
-  for (const auto& [b, e] : decls) {
-    body.append(text.substr(at, b - at));
-    at = e;
-  }
-  body.append(text.substr(at, close - at));
-  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; };
-  std::string renamed;
-  renamed.reserve(body.size() + body.size() / 8);
-  for (size_t i = 0; i < body.size();) {
-    const char c = body[i];
-    const bool starts = (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%') &&
-                        (i == 0 || (!ident(body[i - 1]) && body[i - 1] != '.' && body[i - 1] != '%'));
-    if (!starts) {
-      renamed += c;
-      ++i;
-      continue;
-    }
-    size_t j = i + 1;
-    while (j < body.size() && ident(body[j])) ++j;
-    const std::string word(body.substr(i, j - i));
-    renamed += word;
-    if (labels.count(word)) renamed += "_" + prefix + "_plain";
-    i = j;
-  }
-  std::vector<std::string> out;
-  std::istringstream in(renamed);
-  for (std::string l; std::getline(in, l);)
-    if (!blank(l)) out.push_back(l + " // " + prefix);
-  return out;
-}
 
 std::vector<std::string_view> words(std::string_view s) {
   std::vector<std::string_view> out;
@@ -195,10 +141,6 @@ bool moves_shared_async(TraceOp op) {
   }
 }
 
-// An instruction that can order its thread after other threads without being recorded: a
-// barrier, a fence, an atomic or an acquire (or volatile) load, a warp's exchange of values, a
-// wait, a call (the callee may do any of these). The lane's ticket reservation ends after it
-// (trace.hpp, Order). Where it is a site (a traced barrier or wait), the site's own code does.
 // Waits for every lane its mask names (the lanes that never come make it wait for good).
 bool warp_wide(std::string_view mn) {
   for (std::string_view f : {"elect.sync", "shfl.sync", "vote.sync", "match.", "redux.sync", "bar.warp.sync"})
@@ -206,6 +148,10 @@ bool warp_wide(std::string_view mn) {
   return false;
 }
 
+// An instruction that can order its thread after other threads without being recorded: a
+// barrier, a fence, an atomic or an acquire (or volatile) load, a warp's exchange of values, a
+// wait, a call (the callee may do any of these). The lane's ticket reservation ends after it
+// (trace.hpp, Order). Where it is a site (a traced barrier or wait), the site's own code does.
 bool orders_after_others(std::string_view mn) {
   const std::string_view op = mn.substr(0, mn.find('.'));
   if (op == "ld") return mn.find(".acquire") != std::string_view::npos || mn.find(".volatile") != std::string_view::npos;
@@ -372,7 +318,7 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
                              std::to_string(kTraceWords) + "];"}, "");
         } else if (!w.empty() && w[0] == ".loc") {
           locs.directive(p.text);
-        } else if (current != SIZE_MAX && depth == 1 && !w.empty() && is_declaration(w[0])) {
+        } else if (current != SIZE_MAX && depth == 1 && !w.empty() && detail::is_declaration(w[0])) {
           fn_decls[current].push_back({begin, end});
         }
         continue;
@@ -457,13 +403,12 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     // The plain copy, where the function's closing brace has its line to itself (every compiler
     // output): a call that records nothing runs it, not the sites (plain_body).
     const std::string plain = "$" + prefix + "_plain_" + std::to_string(f);
-    const bool copied = plain_copy && fn_close[f] > fn_open[f] && blank(text.substr(line_start_of(text, fn_close[f]),
-                                                                         fn_close[f] - line_start_of(text, fn_close[f])));
+    const bool copied = plain_copy && fn_close[f] > fn_open[f] && splice.own_line(fn_close[f]);
     if (copied) {
       std::vector<std::string> lines = exit_code.before;
       lines.push_back("ret; // " + prefix);  // the sites' path ends here, flushed as at a ret
       lines.push_back(plain + ":");
-      for (std::string& l : plain_body(text, fn_open[f], fn_close[f], fn_decls[f], fn_labels[f], prefix))
+      for (std::string& l : detail::plain_body(text, fn_open[f], fn_close[f], fn_decls[f], fn_labels[f], prefix))
         lines.push_back(std::move(l));
       fn_regs[f].at_least(exit_code.regs);
       splice.before(fn_close[f], lines);

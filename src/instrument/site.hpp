@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tmakit/instrument/instrument.hpp"
@@ -144,7 +146,15 @@ std::vector<std::string> clear_map_cache(const std::string& prefix, int entries)
 // those it uses itself), the thread's failed-poll count (emit_site), set to 0, the lane
 // registers, and the lane words: the ticket counter looked up, the map cache of `map_entries`
 // entries empty.
-// `plain`: the label of the function's plain copy (rewrite.cpp), where a call that records
+inline bool blank(std::string_view s) { return s.find_first_not_of(" \t\r") == std::string_view::npos; }
+
+// The plain copy (plain_copy.cpp): the declarations it leaves out, and the body's lines.
+bool is_declaration(std::string_view word);
+std::vector<std::string> plain_body(std::string_view text, size_t open, size_t close,
+                                    const std::vector<std::pair<size_t, size_t>>& decls,
+                                    const std::set<std::string>& labels, const std::string& prefix);
+
+// `plain`: the label of the function's plain copy (plain_copy.cpp, placed by rewrite.cpp), where a call that records
 // nothing goes once the prologue has looked its cluster up; empty: none.
 std::vector<std::string> function_prologue(RegCounts regs, const std::string& prefix, int map_entries = 0,
                                            const std::string& plain = "");

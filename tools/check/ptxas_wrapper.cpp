@@ -51,7 +51,7 @@ std::string env(const char* name) {
 // none: its kernels run traced in about their plain time, so unchecked launches gain little, and
 // the copies have not yet been run on the GPU by this route (only assembled: the corpus's Triton
 // modules, InstrumentCorpus.PtxasAcceptsEveryInstrumentedModule).
-bool leaves_calls_unrecorded() { return env("TMAKIT_CHECK_PLAIN_COPY") == "on"; }
+bool plain_copies_asked() { return env("TMAKIT_CHECK_PLAIN_COPY") == "on"; }
 
 // Triton's bundled tool, from the interpreter of the Python process that runs us. The
 // interpreter runs from an argument vector (no shell: its path may hold any character),
@@ -177,7 +177,7 @@ fs::path instrument_input(const fs::path& input, const fs::path& source, const f
   const std::string text = read_file(source, &ok);
   if (!ok) return why = "cannot read " + source.string(), fs::path{};
   auto res = tmakit::instrument::instrument_module(text, input.string(), tmakit::instrument::OpSet::all,
-                                                     leaves_calls_unrecorded());
+                                                     plain_copies_asked());
   if (res.status != 0) {
     why = res.diags.empty() ? "not instrumented" : tmakit::format(res.diags.front());
     return {};
@@ -206,7 +206,7 @@ int embed(const fs::path& in, const fs::path& out) {
   const std::string text = read_file(in, &ok);
   if (!ok) return std::fprintf(stderr, "tmakit-ptxas: cannot read %s\n", in.c_str()), 2;
   auto res = tmakit::instrument::instrument_module(text, in.string(), tmakit::instrument::OpSet::all,
-                                                     leaves_calls_unrecorded());
+                                                     plain_copies_asked());
   for (const auto& d : res.diags) std::fprintf(stderr, "%s\n", tmakit::format(d).c_str());
   if (res.status != 0) return std::fprintf(stderr, "tmakit-ptxas: %s cannot be instrumented\n", in.c_str()), 1;
   const std::string sites = nlohmann::json::parse(tmakit::instrument::sites_json(res.sites)).dump();
