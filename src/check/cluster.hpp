@@ -1,5 +1,6 @@
 // Internal to the check layer: the replay of one cluster's records on one engine
-// (cluster.cpp: ordering and stepping; rules.cpp: what only the trace can say).
+// (cluster.cpp: ordering and stepping; cluster_hang.cpp: a hang explained at the end; rules.cpp:
+// what only the trace can say).
 #pragma once
 #include <cstdint>
 #include <deque>
