@@ -27,7 +27,9 @@
 #        the cubins in .gpupack/sass, where carried); "compare": CUTLASS 48 traced under the build in
 #        .gpupack/base (B), .gpupack/exp (E, where carried) and this one (N), in turn (COMPARE_ROUNDS, default 2; 4096^3 once where a build replays;
 #        COMPARE_ENVS="NAME:VAR=v;..." times this one once an environment), and
-#        Triton's matmuls and attention so where the tutorials and each build's tmakit-ptxas were carried; "warmth": each of
+#        Triton's matmuls and attention so where the tutorials and each build's tmakit-ptxas were carried; "ex49":
+#        example 49's seven GEMMs at 4096^3, plain by Nsight Compute and traced; "clock": the probe of
+#        tests/gpu/check/order_clock_probe.cu (a cluster's SMs read one %clock64); "warmth": each of
 #        CUTLASS 48's launches timed alone by Nsight Compute, plain and traced. Each ring run is judged against
 #        tests/gpu/check/ring/ring_expect.py (the rule at the
 #        source's `// at:TAG` line) and the mutant drivers judge theirs: the log says AS EXPECTED or
@@ -69,6 +71,8 @@ build() {
   nvcc -std=c++20 -O2 -lineinfo $ARCH tests/gpu/check/ring/fault.cu -o "$R/fault" || exit 1
   # CuTe DSL's TMA copy kernel is the corpus's PTX; this launches it as the DSL's runtime would.
   nvcc -std=c++20 -O2 tests/gpu/check/cutedsl/tma_copy_launch.cpp -o "$R/cutedsl_tma_copy" -lcuda || exit 1
+  # What the order of records rests on: a cluster's SMs reading one clock (docs/check.md, Order).
+  nvcc -std=c++20 -O2 $ARCH tests/gpu/check/order_clock_probe.cu -o "$R/order_clock_probe" || exit 1
   echo "== CUTLASS $CUTLASS_VERSION examples 48 and 49"
   local src
   src=$(cutlass_sources) || exit 1
@@ -117,6 +121,10 @@ device() {
           "$OUT/traces/$name" || different=$((different + 1))
       done
     done
+  fi
+  if [[ $parts == *" clock "* ]]; then
+    echo "== the SM clock across a cluster (tests/gpu/check/order_clock_probe.cu)"
+    "$R/order_clock_probe"
   fi
   if [[ $parts == *" records "* ]]; then
     # --records: a fault loses device records, and auto runs the program again with host ones;
@@ -228,6 +236,23 @@ device() {
       done
     done
   fi
+  if [[ $parts == *" ex49 "* ]] && command -v ncu >/dev/null; then
+    # Example 49's seven GEMMs at 4096^3, each launched once: plain by Nsight Compute (its kernel
+    # duration, clocks and caches left as they are), traced by `tmakit check --launches 1
+    # --no-replay` (the GPU time of each launch), twice each, in the example's order.
+    echo "== ex49: CUTLASS 49's GEMMs at 4096^3, plain (Nsight Compute, us) and traced (ms)"
+    local round
+    for round in 1 2; do
+      echo "-- plain round $round: $(timeout -k 5 240 ncu --clock-control none --cache-control none --kernel-name regex:device_kernel \
+        --metrics gpu__time_duration.sum "$R/49_collective_builder" --m=4096 --n=4096 --k=4096 2>&1 |
+        awk '/gpu__time_duration/ {print $3 $2}' | tr '\n' ' ')"
+      # The traces (a gigabyte and more) are not kept.
+      echo "-- traced round $round: $(timeout -k 5 300 "$R/tmakit" check --timeout 20 --launches 1 --no-replay \
+        --save-trace /tmp/tmakit-ex49-traces -- "$R/49_collective_builder" --m=4096 --n=4096 --k=4096 2>&1 |
+        grep GemmUniversal | sed -n 's/.* \([0-9.]*\) ms on the GPU traced.*/\1/p' | tr '\n' ' ')"
+      rm -rf /tmp/tmakit-ex49-traces
+    done
+  fi
   if [[ $parts == *" small "* ]]; then
     # Whole launches small enough to keep in the repository (tests/vectors/check/real-*).
     echo "== small whole launches for the recorded vectors"
@@ -302,14 +327,16 @@ device() {
 # for the race and the fence: one cluster, as the replay takes them; meta's counts follow), the
 # small whole launches of CUTLASS and Triton (real-*: their GEMM launches), each without
 # module.ptx (the replay does not read it) and with an expect.json written from the rings'
-# `// at:TAG` markers (tests/gpu/check/ring/ring_expect.py) and from what the H100 did (the log,
+# `// at:TAG` markers (tests/gpu/check/ring/ring_expect.py) and from what the GPU did (the log,
 # the trace's outcome), not from a replay.
 unpack() {
   local from=$1 tmp; tmp=$(mktemp -d)
   for f in "$from"/traces-ring.tar.xz "$from"/traces-real.tar.xz; do [ ! -f "$f" ] || tar -C "$tmp" -xJf "$f" || exit 1; done
-  python3 - "$tmp" "$ROOT" <<'PY'
+  # The GPU the run had: the name nvidia-smi gave at the log's start.
+  local gpu; gpu=$(grep -m1 -E '^NVIDIA ' "$from/log.txt" 2>/dev/null | cut -d, -f1 | sed 's/^NVIDIA //')
+  python3 - "$tmp" "$ROOT" "${gpu:-GPU}" "$(head -1 "$from/log.txt" 2>/dev/null)" <<'PY'
 import json, os, re, shutil, struct, sys
-tmp, root = sys.argv[1], sys.argv[2]
+tmp, root, gpu, when = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 dest = os.path.join(root, "tests/vectors/check")
 sys.path.insert(0, os.path.join(root, "tests/gpu/check/ring"))
 import ring_expect
@@ -331,10 +358,10 @@ def copy(launch, name, keep_cluster0, expect):
         shutil.copy(os.path.join(launch, f), out)
     json.dump(expect, open(os.path.join(out, "expect.json"), "w"), indent=1)
     print(name, meta["records"], "records")
-# What the H100 did with ring.cu on 27 Nov 2026 (the outcome, the words); other runs say their outcome.
-HARDWARE = {"refill": ("completed", "the H100 completed with the right output (the race was not lost this time)"),
-            "nofence": ("completed", "the H100 completed with the right output"),
-            "parity": ("timeout", "the H100 hung (the plain run too: exit 124 after 20 s)")}
+# What the GPU did with ring.cu (the outcome, the words); other outcomes say only the outcome.
+HARDWARE = {"refill": ("completed", "the " + gpu + " completed with the right output (the race was not lost this time)"),
+            "nofence": ("completed", "the " + gpu + " completed with the right output"),
+            "parity": ("timeout", "the " + gpu + " hung (the plain run too: its exit status is in the device log)")}
 for prefix, source in (("ring", "ring.cu"), ("ring-devlib", "ring_devlib.cu")):
     for mode in ("refill", "nofence", "parity"):
         launch = os.path.join(tmp, prefix + "-" + mode, "launch-0")
@@ -347,7 +374,8 @@ for prefix, source in (("ring", "ring.cu"), ("ring-devlib", "ring_devlib.cu")):
             print(prefix + "-" + mode, "had outcome", outcome, "which the", mode, "ring should not: not kept")
             continue
         hardware = (HARDWARE[mode][1] if (prefix, outcome) == ("ring", HARDWARE[mode][0])
-                    else "the H100: " + outcome + " (the device log says how the plain run ended)")
+                    else "the " + gpu + ": " + outcome + " (the device log says how the plain run ended)")
+        hardware += " (" + when + ")"
         copy(launch, prefix + "-" + mode, mode != "parity", {"hardware": hardware, "outcome": outcome,
              "diagnoses": [{"rule": rules[0], "file": f, "line": l} for rules, f, l in want]})
 def gemm_launches(folder):
@@ -357,9 +385,9 @@ def gemm_launches(folder):
             yield os.path.join(folder, l), m
 clean = {"outcome": "completed", "clean": True}
 for launch, m in gemm_launches(os.path.join(tmp, "real-cutlass48-512")) if os.path.isdir(os.path.join(tmp, "real-cutlass48-512")) else ():
-    copy(launch, "real-cutlass48-512", False, dict(clean, hardware="CUTLASS 4.2 example 48 at 512^3 on the H100: Disposition: Passed"))
+    copy(launch, "real-cutlass48-512", False, dict(clean, hardware="CUTLASS 4.2 example 48 at 512^3 on the " + gpu + ": Disposition: Passed (" + when + ")"))
 for launch, m in gemm_launches(os.path.join(tmp, "real-triton-tutorials-512")) if os.path.isdir(os.path.join(tmp, "real-triton-tutorials-512")) else ():
-    copy(launch, "real-triton-" + m["kernel"].replace("_", "-"), False, dict(clean, hardware="Triton 3.6's tutorial 09 at 512^3 on the H100: checked against PyTorch, OK"))
+    copy(launch, "real-triton-" + m["kernel"].replace("_", "-"), False, dict(clean, hardware="Triton 3.6's tutorial 09 at 512^3 on the " + gpu + ": checked against PyTorch, OK (" + when + ")"))
 PY
   rm -rf "$tmp"
 }

@@ -1,5 +1,5 @@
 // One cluster's records replayed on one engine (cluster.hpp). The records' index order is a
-// total order (each took its index with atom.add), and within a thread it is program order.
+// total order (the SM clock each record read, trace.hpp), and within a thread it is program order.
 // A wait the hardware saw succeed is replayed as a blocking wait; when the model cannot
 // satisfy it yet (its record can come before the arrive's, which is written after the
 // arrive), that thread's later records wait behind it while the other threads go on.

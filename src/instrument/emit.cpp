@@ -69,15 +69,13 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     }
   }
 
-  // A ticket for each record (three for a tensor operation: its map's two halves, then its
-  // own, consecutive in the order), from the lane's reservation (trace.hpp); past the capacity
-  // nothing is written (counter 1 counts the record). The reservation's answer is read when the
-  // lane leaves the reservation (flush_anchor), not here. The lanes executing the site together
-  // are the active mask, so the `.sync` instructions below wait for no one else.
+  // The record's slots (three for a tensor operation: its map's two halves, then its own) in
+  // the lane's chunk (trace.hpp); past the capacity nothing is written (counter 1 counts the
+  // record). The lanes executing the site together are the active mask, so the `.sync`
+  // instructions below wait for no one else.
   const int records = plan.map ? 3 : 1;
   const std::string head_reg = w.d(next_d++);  // the record's first 8 bytes, where they vary
   const uint32_t warp_at = lanes_at(plan);
-  const std::string shared_record = w.p(18);  // a warp record standing for more than one lane
   const std::string alone = w.p(14);          // one voter: the same in every lane of the warp
   const std::string uniform = w.p(4);
   // A wait's failed polls are counted, not recorded: only the kFailedPollRecorded-th since the
@@ -86,7 +84,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   // polls were most of a pipelined kernel's records, and the replay reads one as a hung
   // thread's last word or as a fact about its barrier, which the success then says as well.
   const std::string polls = polls_register(prefix);
-  const LaneRegisters lane = lane_registers(prefix);
+  const std::string slot = lane_slot(prefix);
   if (!plan.wait_result.empty()) {
     rec_lines.push_back("setp.eq.or.u32 " + w.p(3) + ", " + polls + ", " + std::to_string(kFailedPollRecorded - 1) + ", " +
                         plan.wait_result + ";");
@@ -97,10 +95,9 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   // recorded, a cluster not traced), everything up to the poll count's update is branched around:
   // most sites a kernel executes record nothing, and the record's work is most of a site's cost.
   const std::string skip = "$" + prefix + "_skip_" + std::to_string(id);
-  const std::string counters = w.d(3), counter = w.d(4), capacity = w.r(0);
+  const std::string counters = w.d(3), traced_word = w.d(4), capacity = w.r(0);
   const std::string map_miss = w.p(9);
-  const std::string traced = w.p(21);  // the lane's cluster is traced (its ticket counter is not 0)
-  const std::string reserve = w.p(15);  // the record reserves afresh: the reservation's anchor
+  const std::string traced = w.p(21);  // the lane's cluster is traced (`tmakit check --ctas`)
   std::string map_key;
   {
     const std::string mask = w.r(next_r++), voters = w.r(next_r++), above = w.r(next_r++), rank = w.r(next_r++);
@@ -136,7 +133,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       const std::string compared = "$" + prefix + "_compared_" + std::to_string(id);
       l.push_back("popc.b32 " + w.r(next_r) + ", " + voters + ";");
       l.push_back("setp.eq.u32 " + alone + ", " + w.r(next_r) + ", 1;");
-      l.push_back("setp.ne.u32 " + shared_record + ", " + w.r(next_r) + ", 1;");  // and uniform: below
       l.push_back("@" + alone + " bra.uni " + compared + ";");
       l.push_back("mov.u32 " + above + ", %lanemask_gt;");  // rank: the voters above the lane
       l.push_back("and.b32 " + above + ", " + above + ", " + voters + ";");
@@ -187,18 +183,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
         l.push_back("setp.eq.or.u32 " + same + ", " + w.r(next_r) + ", " + voters + ", " + same + ";");
         l.push_back("and.pred " + uniform + ", " + uniform + ", " + same + ";");
       }
-      // A warp record stands for every voter: its ticket must be above each voter's earlier
-      // ones and below their later ones, and the voters' reservations were taken at other
-      // times. So where it stands for more than one lane, the writer reserves afresh (above
-      // every ticket handed out so far) and the other voters' reservations end; each voter's
-      // next record takes the reservation's last ticket, relative to the warp record's (below,
-      // trace.hpp). (Without
-      // this, a lane's store recorded alone under a reservation newer than the writer's
-      // followed the fence the warp recorded after it.) A lone voter writes its own record
-      // and shares none: these lines are branched around.
-      l.push_back("and.pred " + shared_record + ", " + shared_record + ", " + uniform + ";");
-      l.push_back("setp.ne.and.u32 " + w.p(6) + ", " + rank + ", 0, " + shared_record + ";");
-      for (const std::string& e : end_reservation(prefix, w.p(6))) l.push_back(e);
       // Only the highest voter writes a warp record; the others write nothing.
       l.push_back("setp.eq.u32 " + same + ", " + rank + ", 0;");
       l.push_back("not.pred " + w.p(6) + ", " + uniform + ";");
@@ -206,29 +190,6 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("and.pred " + on + ", " + on + ", " + same + ";");
       l.push_back(compared + ":");
     }
-    // Each writing lane takes its tickets (three for a tensor operation) from its reservation,
-    // and reserves kTicketReservation afresh with an atomic of its own where the reservation
-    // has too few left, or the site acquires (a wait's record, written after it returned: its
-    // ticket must be above those of the arrives it saw). Nothing reads the answer until the
-    // lane reserves again. (One atomic for the warp, shared out with a shuffle, made every lane
-    // wait for the answer at once; one atomic a record, eight CTAs of a cluster on one counter,
-    // was 40 % of a CUTLASS GEMM's traced time.)
-    // `scratch` and `scratch2`: one pair of virtual registers for the ticket lines throughout
-    // (more made ptxas spill more in CUTLASS's producer, held to 40 registers).
-    const std::string scratch = w.r(next_r++), scratch2 = w.r(next_r++);
-    const std::string R = std::to_string(kTicketReservation);
-    if (reserves_afresh(plan)) {
-      l.push_back("mov.pred " + reserve + ", " + on + ";");
-    } else {
-      // Too few places left (the next free place past kTicketReservation less n), or ended.
-      l.push_back("and.b32 " + scratch + ", " + lane.pending + ", " + std::to_string(kPendingEnded | kPendingPlaceMask) + ";");
-      l.push_back("setp.gt.u32 " + reserve + ", " + scratch + ", " + std::to_string(kTicketReservation - records) + ";");
-      if (warp_at) l.push_back("or.pred " + reserve + ", " + reserve + ", " + shared_record + ";");  // a shared record
-      l.push_back("and.pred " + reserve + ", " + reserve + ", " + on + ";");
-    }
-    // A barrier's warp record keeps no tickets for its voters: the barrier ends every lane's
-    // reservation right after it (Triton records a bar.sync between most steps).
-    const bool keeps_tickets = warp_at && !ends_reservation(plan.op);
     // The slots: the lane's chunk, or a new one where it has no room left for the site's. A
     // chunk lies wholly below the capacity or wholly past it (the host rounds the capacity up
     // to whole chunks), so a lane whose chunk is below it writes there until the chunk is full.
@@ -237,11 +198,11 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     const std::string used = w.r(next_r++), fresh = w.p(8), header = w.p(10), over = w.p(16), rare = w.p(17),
                       taken = "$" + prefix + "_chunk_" + std::to_string(id);
     if (records > 1) {  // the slot before the next, in its chunk (a full chunk's last): room for `records` past it
-      l.push_back("add.u32 " + used + ", " + lane.slot + ", " + std::to_string(kChunkRecords - 1) + ";");
+      l.push_back("add.u32 " + used + ", " + slot + ", " + std::to_string(kChunkRecords - 1) + ";");
       l.push_back("and.b32 " + used + ", " + used + ", " + std::to_string(kChunkRecords - 1) + ";");
       l.push_back("setp.ge.and.u32 " + fresh + ", " + used + ", " + std::to_string(kChunkRecords - records) + ", " + on + ";");
     } else {
-      l.push_back("and.b32 " + used + ", " + lane.slot + ", " + std::to_string(kChunkRecords - 1) + ";");
+      l.push_back("and.b32 " + used + ", " + slot + ", " + std::to_string(kChunkRecords - 1) + ";");
       l.push_back("setp.eq.and.u32 " + fresh + ", " + used + ", 0, " + on + ";");
     }
     // A lane that needs no new chunk writes in the one it has, which lies below the capacity: a
@@ -252,29 +213,29 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     l.push_back("@!" + rare + " bra.uni " + taken + ";");
     // The capacity's low half: it is at most kMaxCapacity.
     l.push_back("ld.const.u32 " + capacity + ", " + trace(kTraceCapacityWord) + ";");
-    l.push_back("setp.le.and.u32 " + fresh + ", " + lane.slot + ", " + capacity + ", " + fresh + ";");
+    l.push_back("setp.le.and.u32 " + fresh + ", " + slot + ", " + capacity + ", " + fresh + ";");
     // A new chunk begins with its header, the lane's ids (trace.hpp): the special registers
     // are read once a chunk, not once a record.
     l.push_back("ld.const.u64 " + counters + ", " + trace(kTraceCountersWord) + ";");
     l.push_back("@" + fresh + " atom.global.add.u32 " + used + ", [" + counters + "], 1;");
     // Clamped so that the slot number cannot wrap round into the buffer (a capacity is at most kMaxCapacity).
     l.push_back("@" + fresh + " min.u32 " + used + ", " + used + ", " + std::to_string(UINT32_MAX / kChunkRecords - 1) + ";");
-    l.push_back("@" + fresh + " mul.lo.u32 " + lane.slot + ", " + used + ", " + std::to_string(kChunkRecords) + ";");
-    l.push_back("setp.lt.and.u32 " + header + ", " + lane.slot + ", " + capacity + ", " + fresh + ";");
-    slot_address(l, rec, lane.slot, base);
+    l.push_back("@" + fresh + " mul.lo.u32 " + slot + ", " + used + ", " + std::to_string(kChunkRecords) + ";");
+    l.push_back("setp.lt.and.u32 " + header + ", " + slot + ", " + capacity + ", " + fresh + ";");
+    slot_address(l, rec, slot, base);
     ids(w, l, header, rec, next_r + 1, next_d + 2);
     l.push_back(store(header, rec, 0, 8, std::to_string(id | uint64_t(TraceOp::lane_ids) << 32)));
-    l.push_back("@" + header + " add.u32 " + lane.slot + ", " + lane.slot + ", 1;");
+    l.push_back("@" + header + " add.u32 " + slot + ", " + slot + ", 1;");
     // A record past the capacity is counted (counter 1), not written; one of a cluster not traced
-    // (its ticket counter 0, its slot kPastCapacity from the function's start) is not.
-    l.push_back("ld.local.u64 " + counter + ", " + lane_word(prefix, kLaneCounter) + ";");
-    l.push_back("setp.ne.and.u64 " + traced + ", " + counter + ", 0, " + on + ";");
-    l.push_back("setp.ge.and.u32 " + over + ", " + lane.slot + ", " + capacity + ", " + traced + ";");
-    l.push_back("@" + over + " mov.u32 " + lane.slot + ", " + std::to_string(kPastCapacity) + ";");
+    // (its lane word 0, its slot kPastCapacity from the function's start) is not.
+    l.push_back("ld.local.u64 " + traced_word + ", " + lane_word(prefix, kLaneTraced) + ";");
+    l.push_back("setp.ne.and.u64 " + traced + ", " + traced_word + ", 0, " + on + ";");
+    l.push_back("setp.ge.and.u32 " + over + ", " + slot + ", " + capacity + ", " + traced + ";");
+    l.push_back("@" + over + " mov.u32 " + slot + ", " + std::to_string(kPastCapacity) + ";");
     l.push_back("@" + over + " red.global.add.u32 [" + counters + "+" + std::to_string(4 * kDroppedCounter) + "], " + n + ";");
-    l.push_back("setp.lt.and.u32 " + write + ", " + lane.slot + ", " + capacity + ", " + on + ";");
+    l.push_back("setp.lt.and.u32 " + write + ", " + slot + ", " + capacity + ", " + on + ";");
     l.push_back(taken + ":");
-    slot_address(l, rec, lane.slot, base);
+    slot_address(l, rec, slot, base);
     // A tensor operation writes its map's halves only where this site of the lane's last read
     // another map address (trace.hpp): the function's map cache, in local memory, holds the
     // address each such site last wrote the halves for (0: none since the function began or
@@ -293,73 +254,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       l.push_back("selp.u32 " + slots + ", " + n + ", 1, " + map_miss + ";");
       map_key = key;
     }
-    // The pending word: the place moves on by the record's tickets (the anchor's bits above it
-    // stay as the flush below reads them); a record that reserves is the new anchor, owned
-    // where it was written, its next place past its tickets, set where it reserves.
-    l.push_back("@" + on + " add.u32 " + lane.pending + ", " + lane.pending + ", " + n + ";");
-    // The reservation the lane leaves has its first ticket written to its anchor's ticket word
-    // now, if the lane owns it: where the lane reserves again (its last atomic answered a
-    // reservation ago), where it leaves for a shared warp record's kept ticket (below), and at
-    // a barrier, where a hung lane would stop. Decided here, next to the branch: decided before the
-    // slot lines, the predicate was kept in a register across them (CUTLASS's wait record).
-    std::string when = reserve;
-    const std::string leaving = w.p(19);  // keeps_tickets: a voter not writing (the writer's `on` alone holds)
-    if (keeps_tickets) {
-      when = w.p(20);
-      l.push_back("not.pred " + leaving + ", " + on + ";");
-      l.push_back("and.pred " + leaving + ", " + leaving + ", " + shared_record + ";");
-      l.push_back("or.pred " + when + ", " + leaving + ", " + reserve + ";");
-    }
-    // Branched around where the lane neither reserves nor leaves (most records: a reservation
-    // serves several), and the lanes brought together again right after: where only some lanes
-    // of a warp took the lines (one elected lane, Triton's copies), ptxas left the warp split and
-    // its lanes ran the rest of the record apart until its next vote (Triton's matmul 13 %
-    // slower). On a warp that did not split, bar.warp.sync costs a divergence check; a vote
-    // before the branch, to make it uniform, cost more (measured on the H100, docs/check.md).
-    // A record that reserves wherever it is written (a wait's, a shared load's: reserves_afresh)
-    // takes no branch: its flush is guarded instead.
-    if (ends_reservation(plan.op)) when = "";
-    const bool branched = !when.empty() && !reserves_afresh(plan);
-    const std::string kept = "$" + prefix + "_kept_" + std::to_string(id);
-    if (branched) l.push_back("@!" + when + " bra " + kept + ";");
-    for (const std::string& f : flush_anchor(prefix, w.d(next_d), w.d(next_d + 1), scratch, w.p(12), branched ? "" : when))
-      l.push_back(f);
-    // The lane's ticket counter, which the function's prologue looked up (0 where its cluster is
-    // not traced, `tmakit check --ctas`). Only a lane that writes the record reserves: one that
-    // does not (past the capacity, or of a cluster not traced, whose slot is kPastCapacity from
-    // the start) writes no record again, so it needs no tickets.
-    l.push_back("ld.local.u64 " + counter + ", " + lane_word(prefix, kLaneCounter) + ";");
-    const std::string reserves_here = w.p(22);  // reserve, where the lane writes
-    l.push_back("and.pred " + reserves_here + ", " + reserve + ", " + write + ";");
-    l.push_back("@" + reserves_here + " atom.global.add.u32 " + lane.ticket + ", [" + counter + "], " + R + ";");
-    l.push_back("shl.b32 " + scratch + ", " + lane.slot + ", " + std::to_string(kPendingAnchorAt) + ";");
-    l.push_back("or.b32 " + scratch + ", " + scratch + ", " + std::to_string(kPendingOwner | records) + ";");
-    l.push_back("selp.b32 " + scratch + ", " + scratch + ", " + std::to_string(kAnchorNone << kPendingAnchorAt | records) +
-                ", " + write + ";");
-    l.push_back("@" + reserve + " mov.u32 " + lane.pending + ", " + scratch + ";");
-    if (branched) {
-      l.push_back(kept + ":");
-      l.push_back("bar.warp.sync " + mask + ";");
-    }
     // A lane past the capacity keeps kPastCapacity.
-    l.push_back("@" + write + " add.u32 " + lane.slot + ", " + lane.slot + ", " + slots + ";");
-    if (keeps_tickets) {
-      // The other voters of a shared warp record: each one's next record takes the writer's
-      // reservation's last ticket (trace.hpp), a relative ticket word naming the warp record's
-      // slot, so that it needs no atomic of its own: the writer's anchor, not owned, at the
-      // last place; a record after the next one reserves afresh. Where the writer wrote
-      // nothing (past the capacity), the reservations stay ended.
-      const std::string rel_done = "$" + prefix + "_relative_" + std::to_string(id);
-      const std::string writer = scratch2, word = scratch, voter = w.p(6);
-      l.push_back("@" + alone + " bra.uni " + rel_done + ";");
-      l.push_back("bfind.u32 " + writer + ", " + voters + ";");  // the highest voter
-      l.push_back("shfl.sync.idx.b32 " + word + ", " + lane.pending + ", " + writer + ", 31, " + mask + ";");
-      l.push_back("and.b32 " + word + ", " + word + ", " + std::to_string(kAnchorNone << kPendingAnchorAt) + ";");
-      l.push_back("setp.ne.and.u32 " + voter + ", " + word + ", " + std::to_string(kAnchorNone << kPendingAnchorAt) + ", " +
-                  leaving + ";");
-      l.push_back("@" + voter + " or.b32 " + lane.pending + ", " + word + ", " + std::to_string(kTicketReservation - 1) + ";");
-      l.push_back(rel_done + ":");
-    }
+    l.push_back("@" + write + " add.u32 " + slot + ", " + slot + ", " + slots + ";");
   }
   if (warp_at) {
     rec_lines.push_back("and.pred " + w.p(5) + ", " + write + ", " + uniform + ";");
@@ -384,8 +280,8 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
       rec_lines.push_back(store(write, rec, f.offset + static_cast<uint32_t>(k) * f.stride, bytes, operands[i][k]));
     }
   }
-  // The first 8 bytes last: site, op and flags in one store, so a record whose op is set is whole
-  // as far as this thread's stores reach the host in order.
+  // The first 16 bytes last: site, op, flags and the clock in one store, so a record whose op is
+  // set is whole as far as this thread's stores reach the host in order.
   const uint64_t head = id | uint64_t(plan.op) << 32;
   std::string head_value = std::to_string(head);
   if (!plan.wait_result.empty()) {
@@ -403,37 +299,19 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     head_value = head_reg;
     rec_lines.push_back("@" + uniform + " or.b64 " + head_reg + ", " + head_reg + ", " + std::to_string(uint64_t(kFlagWarp) << 48) + ";");
   }
-  // The record's ticket word (trace.hpp; bytes 8..11, which a record after its chunk's header
-  // leaves free), before the head. Where the record took its tickets from the reservation it
-  // found, it is relative to the reservation's anchor, made from the pending word alone (anchor
-  // slot and place sit where the word has them; the place has moved on by the record's
-  // tickets), no atomic's answer needed; a record that reserved is the new anchor, kNoTicket
-  // until the lane leaves the reservation (flush_anchor). Made here, not where the pending word
-  // changed: a register less through the record's stores. (In one 16-byte store with the head:
-  // no fewer instructions, and the four registers it needs made ptxas spill 56 bytes in
-  // Triton's warp-specialized matmul.)
-  const std::string ticket_word = w.r(next_r++);
-  rec_lines.push_back("and.b32 " + ticket_word + ", " + lane.pending + ", " +
-                      std::to_string(kRelativeSlotMask << kPendingAnchorAt | kPendingPlaceMask) + ";");
-  rec_lines.push_back("add.u32 " + ticket_word + ", " + ticket_word + ", " + std::to_string(kRelativeTicket - 2) + ";");
-  rec_lines.push_back("selp.b32 " + ticket_word + ", " + std::to_string(kNoTicket) + ", " + ticket_word + ", " + reserve + ";");
-  rec_lines.push_back(store(write, rec, kTicketWordAt, 4, ticket_word));
-  rec_lines.push_back(store(write, rec, 0, 8, head_value));
+  // The record's clock (trace.hpp, Order), read last: after every value the record holds, so
+  // after the instruction where the record follows it. (In a store of its own the clock cost
+  // CUTLASS 48's 4096^3 launch 2 % more, docs/check.md.)
+  static_assert(kClockAt == 8, "the clock's 8 bytes follow the head's");
+  const std::string clock = w.d(next_d++);
+  if (head_value != head_reg) rec_lines.push_back("mov.b64 " + head_reg + ", " + head_value + ";");
+  rec_lines.push_back("mov.u64 " + clock + ", %clock64;");
+  rec_lines.push_back("@" + write + " st.global.v2.b64 [" + rec + "], {" + head_reg + ", " + clock + "};");
   rec_lines.push_back(skip + ":");
   if (!plan.wait_result.empty())  // a poll that ran: its guard held (taken before it, which may write it)
     rec_lines.push_back((plan.guard.empty() ? "" : "@" + w.p(13) + " ") + "add.u32 " + polls + ", " + polls + ", 1;");
-  // A barrier orders the lane after the other threads at it: its later records reserve afresh.
-  if (ends_reservation(plan.op))
-    for (const std::string& l : end_reservation(prefix)) c.after.insert(c.after.begin(), l);
   c.regs = w.regs();
   return c;
-}
-
-bool reserves_afresh(const Plan& plan) { return !plan.wait_result.empty() || plan.op == TraceOp::shared_load; }
-
-bool ends_reservation(TraceOp op) {
-  return op == TraceOp::bar_sync || op == TraceOp::bar_red || op == TraceOp::cluster_wait ||
-         op == TraceOp::fence_proxy_other;  // fence.proxy.tensormap's acquire, among others
 }
 
 bool writes_map_once(const Plan& plan) {

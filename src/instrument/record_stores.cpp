@@ -68,10 +68,7 @@ void map_records(std::vector<std::string>& out, const MapRead& m, uint32_t id, c
       out.push_back("@" + on + " st.global.v2.b64 [" + rec + "+" + std::to_string(kValuesOffset + k) + "], {" + tmp +
                     ", " + tmp2 + "};");
     }
-    // The head; the first half's with kNoTicket for its ticket word, which an anchor's flush
-    // may write later (trace.hpp: a tensor operation's word is its own record's, an anchor's
-    // absolute word its first slot's).
-    if (half == TraceOp::tensor_map_lo) out.push_back(store(on, rec, kTicketWordAt, 4, std::to_string(kNoTicket)));
+    // The head, with no clock: a half shares its operation's (trace.hpp, Order).
     out.push_back(store(on, rec, 0, 8, std::to_string(id | uint64_t(half) << 32)));
     out.push_back("@" + on + " add.u64 " + rec + ", " + rec + ", " + std::to_string(kRecordBytes) + ";");
   }

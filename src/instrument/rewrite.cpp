@@ -148,19 +148,6 @@ bool warp_wide(std::string_view mn) {
   return false;
 }
 
-// An instruction that can order its thread after other threads without being recorded: a
-// barrier, a fence, an atomic or an acquire (or volatile) load, a warp's exchange of values, a
-// wait, a call (the callee may do any of these). The lane's ticket reservation ends after it
-// (trace.hpp, Order). Where it is a site (a traced barrier or wait), the site's own code does.
-bool orders_after_others(std::string_view mn) {
-  const std::string_view op = mn.substr(0, mn.find('.'));
-  if (op == "ld") return mn.find(".acquire") != std::string_view::npos || mn.find(".volatile") != std::string_view::npos;
-  if (op == "mbarrier") return mn.find("_wait") != std::string_view::npos;
-  return op == "bar" || op == "barrier" || op == "membar" || op == "fence" || op == "atom" || op == "red" ||
-         op == "shfl" || op == "vote" || op == "elect" || op == "match" || op == "redux" || op == "call" ||
-         op == "griddepcontrol";
-}
-
 // `call[.uni] [(ret),] callee, (args)[, proto];`: notes the callee ("%r…" or an unknown name:
 // anything may happen there). printf, assert and the device heap issue no bulk copies.
 void note_call(const ptx::Statement& s, FunctionFacts& f) {
@@ -263,13 +250,9 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   std::vector<size_t> fn_close(m.module.functions.size(), 0);
   std::vector<std::set<std::string>> fn_labels(m.module.functions.size());
   std::vector<std::vector<std::pair<size_t, size_t>>> fn_decls(m.module.functions.size());
-  std::vector<std::pair<size_t, size_t>> exits;  // (function, offset) of each ret and exit
   // (function, offset after it) of each instruction past which a tensor map may have other bytes
   // for the same address: a tensormap fence or change, a call (the callee may make one).
   std::vector<std::pair<size_t, size_t>> map_changes;
-  // (function, begin, end) of each instruction that can order its thread after others: where it
-  // is not a site itself, the lane's ticket reservation ends after it (trace.hpp, Order).
-  std::vector<std::array<size_t, 3>> orderings;
   struct WarpWide {
     size_t fn, begin;
     int line;
@@ -331,12 +314,9 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     if (current == SIZE_MAX) continue;
     const ptx::Function& fn = m.module.functions[current];
     note_call(p.statement, facts[current]);
-    if (const std::string_view mn = p.statement.mnemonic(); mn == "ret" || mn == "ret.uni" || mn == "exit")
-      exits.push_back({current, begin});
-    else if (mn.starts_with("fence.proxy.tensormap") || mn.starts_with("tensormap.") || mn == "call" ||
+    if (const std::string_view mn = p.statement.mnemonic(); mn.starts_with("fence.proxy.tensormap") || mn.starts_with("tensormap.") || mn == "call" ||
              mn == "call.uni")
       map_changes.push_back({current, end});
-    if (orders_after_others(p.statement.mnemonic())) orderings.push_back({current, begin, end});
     if (warp_wide(p.statement.mnemonic())) warp_wides.push_back({current, begin, p.statement.line, p.text});
     const std::string where = file + ":" + std::to_string(p.statement.line) + ":" + std::to_string(p.statement.column);
     auto plan = detail::plan_site(p, fn.symbols, ops, out.diags, where);
@@ -350,7 +330,6 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
   std::vector<detail::RegCounts> fn_regs(m.module.functions.size());
   std::vector<bool> has_site(m.module.functions.size(), false);
   std::vector<int> map_entries(m.module.functions.size(), 0);
-  std::set<size_t> site_begins;
   std::vector<std::pair<size_t, size_t>> site_at;  // each site's (function, offset), in text order
   for (Pending& s : pending) {
     // CTA barriers go with the shared accesses: what they order, for the race check, is those.
@@ -362,7 +341,6 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     detail::Code code = detail::emit_site(s.plan, id, prefix, map_slot);
     fn_regs[s.fn].at_least(code.regs);
     has_site[s.fn] = true;
-    site_begins.insert(s.begin);
     splice.before(s.begin, code.before);
     splice.after(s.end, code.after, splice.indentation(s.begin));
     Site site;
@@ -387,17 +365,8 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     if (k < warp_wides.size() && warp_wides[k].fn == fn && warp_wides[k].begin < until)
       out.sites[i].warp_wide_line = warp_wides[k].line, out.sites[i].warp_wide_text = warp_wides[k].text;
   }
-  // A lane's last record has its ticket written before the function returns (trace.hpp).
-  const detail::Code exit_code = detail::function_exit(prefix);
-  for (const auto& [f, offset] : exits)
-    if (has_site[f]) {
-      splice.before(offset, exit_code.before);
-      fn_regs[f].at_least(exit_code.regs);
-    }
   for (const auto& [f, offset] : map_changes)
     if (map_entries[f]) splice.after(offset, detail::clear_map_cache(prefix, map_entries[f]), "\t");
-  for (const auto& [f, begin, end] : orderings)
-    if (has_site[f] && !site_begins.count(begin)) splice.after(end, detail::end_reservation(prefix), "\t");
   for (size_t f = 0; f < fn_open.size(); ++f) {
     if (!fn_open[f] || !has_site[f]) continue;
     // The plain copy, where the function's closing brace has its line to itself (every compiler
@@ -405,12 +374,10 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     const std::string plain = "$" + prefix + "_plain_" + std::to_string(f);
     const bool copied = plain_copy && fn_close[f] > fn_open[f] && splice.own_line(fn_close[f]);
     if (copied) {
-      std::vector<std::string> lines = exit_code.before;
-      lines.push_back("ret; // " + prefix);  // the sites' path ends here, flushed as at a ret
+      std::vector<std::string> lines = {"ret; // " + prefix};  // the sites' path ends here
       lines.push_back(plain + ":");
       for (std::string& l : detail::plain_body(text, fn_open[f], fn_close[f], fn_decls[f], fn_labels[f], prefix))
         lines.push_back(std::move(l));
-      fn_regs[f].at_least(exit_code.regs);
       splice.before(fn_close[f], lines);
     }
     splice.after(fn_open[f], detail::function_prologue(fn_regs[f], prefix, map_entries[f], copied ? plain : ""), "\t");

@@ -117,21 +117,14 @@ void slot_address(std::vector<std::string>& out, const std::string& rec, const s
 // of a site with a map has its halves).
 Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map_slot = -1);
 
-// A site whose record takes a fresh reservation of tickets (trace.hpp): a wait (its record is
-// written after it returned) and an ordinary shared load (a flag another thread set, maybe).
-bool reserves_afresh(const Plan& plan);
-// A site whose instruction ends the lane's reservation (it orders the lane after others): CTA
-// and cluster barriers, and the fences outside the table of forms (a tensormap acquire).
-bool ends_reservation(TraceOp op);
-
 // A tensor operation (load, store, reduction, prefetch) writes its map's halves once a lane,
 // site and map address (trace.hpp), through an entry of its function's map cache.
 bool writes_map_once(const Plan& plan);
 
 // A function's lane words: a `.local` array of 64-bit words its prologue sets up. Word
-// kLaneCounter: the address of the lane's ticket counter, 0 where its cluster is not traced;
-// from kLaneMaps: the map cache, one map address an entry (0: none).
-inline constexpr int kLaneCounter = 0, kLaneMaps = 1;
+// kLaneTraced: 1 where the lane's cluster is traced, 0 where it is not (`tmakit check --ctas`)
+// or tracing is off; from kLaneMaps: the map cache, one map address an entry (0: none).
+inline constexpr int kLaneTraced = 0, kLaneMaps = 1;
 std::string lane_word(const std::string& prefix, int word);
 
 // The map cache's entry `slot`, as an address operand.
@@ -144,8 +137,8 @@ std::vector<std::string> clear_map_cache(const std::string& prefix, int entries)
 
 // What a function with sites begins with: `.reg` lines declaring the banks `regs` counts (and
 // those it uses itself), the thread's failed-poll count (emit_site), set to 0, the lane
-// registers, and the lane words: the ticket counter looked up, the map cache of `map_entries`
-// entries empty.
+// register, and the lane words: the cluster's traced word looked up, the map cache of
+// `map_entries` entries empty.
 inline bool blank(std::string_view s) { return s.find_first_not_of(" \t\r") == std::string_view::npos; }
 
 // The plain copy (plain_copy.cpp): the declarations it leaves out, and the body's lines.
@@ -164,49 +157,15 @@ std::vector<std::string> function_prologue(RegCounts regs, const std::string& pr
 std::string polls_register(const std::string& prefix);
 inline constexpr uint32_t kFailedPollRecorded = 16;
 
-// A lane's registers for its records (trace.hpp): the first ticket of its reservation (the
-// answer of an atomic still in flight, maybe), its pending word, and its next free slot (a
-// multiple of kChunkRecords: its chunk is full, or it has none; kPastCapacity once its chunk
-// lay past the capacity, so that its records take the rare lines, which count them). The pending word, so that the
-// reservation costs no register of its own (a fifth one held across the function made a
-// producer held to 40 registers spill): bits 0..3 the next free place in the reservation,
-// bit 4 set where the lane owns its reservation's anchor (it reserved, and the anchor's record
-// was written), so that the reservation's first ticket is still to be written to the anchor's
-// ticket word; bits 5..30 the anchor's slot (kAnchorNone: none), where a relative ticket word
-// has it; bit 31 set where the reservation ended (or none was taken yet).
-struct LaneRegisters {
-  std::string ticket, pending, slot;
-};
-LaneRegisters lane_registers(const std::string& prefix);
-inline constexpr uint32_t kPendingPlaceMask = 0xF, kPendingOwner = 1u << 4, kPendingAnchorAt = kRelativeSlotAt,
-                          kAnchorNone = kRelativeSlotMask, kPendingEnded = 1u << 31;
-static_assert(kTicketReservation <= kPendingPlaceMask, "a reservation's next places (0 to all) fit the place bits");
-static_assert(kPendingOwner > kPendingPlaceMask && kPendingOwner < 1u << kPendingAnchorAt, "the owner bit sits between");
-static_assert((uint64_t{kAnchorNone} << kPendingAnchorAt) < kPendingEnded, "the anchor sits below the ended bit");
-// A record moves the place on by its tickets (at most three) before the lane knows whether it
-// reserves afresh: the place stays below the owner bit.
-static_assert(kTicketReservation + 3 <= kPendingPlaceMask, "a place moved on past the reservation fits the place bits");
+// A lane's register for its records (trace.hpp): its next free slot (a multiple of
+// kChunkRecords: its chunk is full, or it has none; kPastCapacity once its chunk lay past the
+// capacity, or from the start where its cluster is not traced, so that its records take the
+// rare lines, which count them where the cluster is traced).
+std::string lane_slot(const std::string& prefix);
 // A chunk's start above any capacity and any chunk the clamped chunk counter gives.
 inline constexpr uint32_t kPastCapacity = UINT32_MAX / kChunkRecords * kChunkRecords;
 static_assert(kPastCapacity % kChunkRecords == 0 && kPastCapacity > kMaxCapacity &&
                   kPastCapacity > (UINT32_MAX / kChunkRecords - 1) * kChunkRecords,
               "past the capacity and every chunk");
-
-// Lines that write the lane's reservation's first ticket to its anchor's ticket word where the
-// lane owns the anchor and `p_when` holds (always, where it is empty); they use the two 64-bit
-// registers, the 32-bit one and the predicate given.
-std::vector<std::string> flush_anchor(const std::string& prefix, const std::string& d_records, const std::string& d_at,
-                                      const std::string& r_anchor, const std::string& p_flush,
-                                      const std::string& p_when = "");
-
-// What ends the lane's reservation: its next record reserves afresh. After a CTA or cluster
-// barrier, and after any instruction the trace does not hold that can order the lane after
-// other threads (rewrite.cpp), so that no later record of the lane takes a ticket reserved
-// before it. Where `p_guard` is given, only in the lanes where it holds.
-std::vector<std::string> end_reservation(const std::string& prefix, const std::string& p_guard = "");
-
-// What goes before each `ret` and `exit` of a function with sites: the anchor's first ticket's
-// write, where the lane owns one.
-Code function_exit(const std::string& prefix);
 
 }  // namespace tmakit::instrument::detail

@@ -32,7 +32,9 @@ TEST(CheckRecorded, EveryRecordedTraceGivesTheExpectedDiagnoses) {
     tmakit::check::Report r;
     ASSERT_NO_THROW({ r = tmakit::check::replay(tmakit::check::load_trace_dir(dir)); });
     const std::string text = tmakit::check::to_text(r);
-    if (expect.contains("outcome")) EXPECT_EQ(r.outcome, expect["outcome"].get<std::string>());
+    if (expect.contains("outcome")) {
+      EXPECT_EQ(r.outcome, expect["outcome"].get<std::string>());
+    }
     if (expect.value("clean", false)) {
       EXPECT_TRUE(r.findings.empty()) << text;
       continue;
@@ -75,7 +77,9 @@ TEST(CheckRecorded, ARaceIsOneFindingForEachPairOfLines) {
           << tmakit::check::to_text(r);
     }
   }
-  if (fs::is_directory(fs::path(TMAKIT_SOURCE_DIR) / "tests/vectors/check/ring-refill")) EXPECT_GT(races, 0u);
+  if (fs::is_directory(fs::path(TMAKIT_SOURCE_DIR) / "tests/vectors/check/ring-refill")) {
+    EXPECT_GT(races, 0u);
+  }
 }
 
 // CuTe DSL's TMA copy with its load's copy called by thread 0 alone, as it hung on the H200: the

@@ -1,6 +1,7 @@
 // Shared by the instrument tests: the corpus, ptxas, and the two independent readings of an
 // instrumented module that the tests compare against the instrumenter's own account.
 #pragma once
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -216,20 +217,22 @@ inline std::vector<std::string> lines_of_site(const std::string& text, uint32_t 
   while (std::getline(in, l)) {
     if (l.find("// __tmakit site ") != std::string::npos)
       on = l.find("// __tmakit site " + std::to_string(id) + ":") != std::string::npos;
-    if (l.find("// __tmakit: ") != std::string::npos) on = false;  // a function's exit (function_exit)
+    if (l.find("ret; // __tmakit") != std::string::npos) on = false;  // the sites' path ends: the plain copy follows
     if (on && l.find("__tmakit") != std::string::npos) out.push_back(l);
   }
   return out;
 }
 
-// Records the instrumented text writes: its reservations of tickets (trace.hpp), one a site
-// (an atom.add into the lane's ticket register; the other atom.add a site has takes a chunk).
+// Records the instrumented text writes: the reads of the SM's clock into an inserted register
+// (trace.hpp, Order), one a site (a tensor operation's map halves share its record's); the
+// module's own reads of %clock64 are not counted.
 inline size_t count_records(const std::string& text) {
+  const std::string read = ", %clock64;", into = "mov.u64 %__tmakit_d";
   size_t n = 0;
-  const std::string atom = "atom.global.add.u32 %";
-  for (size_t k = text.find(atom); k != std::string::npos; k = text.find(atom, k + 1)) {
-    const size_t comma = text.find(',', k);
-    n += comma != std::string::npos && text.compare(comma - 7, 7, "_ticket") == 0;
+  for (size_t k = text.find(read); k != std::string::npos; k = text.find(read, k + 1)) {
+    size_t reg = k;  // back over the register's number
+    while (reg > 0 && std::isdigit(static_cast<unsigned char>(text[reg - 1]))) --reg;
+    n += reg < k && reg >= into.size() && text.compare(reg - into.size(), into.size(), into) == 0;
   }
   return n;
 }

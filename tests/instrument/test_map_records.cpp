@@ -1,6 +1,7 @@
 // The tensor map's bytes beside each tensor operation (trace.hpp: tensor_map_lo/hi, ops 25/26)
 // and the ordinary shared loads (shared_load, op 27): where the bytes are read from, where
-// they land in the record, that one reservation covers the three records, and that ptxas
+// they land in the record, that the three records take one chunk's atomic and one clock read,
+// stored in the operation's record alone, and that ptxas
 // accepts the result. Expectations come from docs/check.md's record table, not from the code.
 #include <gtest/gtest.h>
 
@@ -53,47 +54,61 @@ struct MapRead {
   std::vector<std::string> at; // the addresses, in order
   std::vector<std::pair<int, int>> stores;  // (record number 0..2, offset) of the stores of loaded values
   std::vector<uint64_t> heads;              // the first-word values of its records, in order
-  int reservations = 0, reserved = 0;
-  int tickets = 0;  // the tickets the record takes (a fresh reservation's next place after it, trace.hpp)
+  int atomics = 0, chunk_atomics = 0;       // atom.* lines; those that take a chunk (counter 0, add 1)
+  int clock_reads = 0;                      // mov.u64 %__tmakit_dN, %clock64
+  std::vector<std::pair<int, int>> clocks;  // (record number, offset) of the stores of the clock read
+  std::vector<int> after_clock;             // the offsets stored after the clock read, in order
+  std::vector<int> last_store;              // the offsets the site's last store writes
   bool map_cache = false;  // reads the function's map cache: writes the halves once a site and address
 };
 
 // A reading of one site's lines: which loads, which stores into which of its records.
 MapRead read_site(const std::vector<std::string>& lines) {
   static const std::regex ld(R"(@%__tmakit_p\d+ ld(\.\w+)?\.b64 (%__tmakit_d\d+), \[([^\]]+)\];)");
-  static const std::regex st(R"(@%__tmakit_p\d+ st\.global\.b64 \[%__tmakit_d1\+(\d+)\], (\S+);)");
-  static const std::regex st2(R"(@%__tmakit_p\d+ st\.global\.v2\.b64 \[%__tmakit_d1\+(\d+)\], \{(\S+), (\S+)\};)");
-  // A head chosen by a predicate (a tensor operation's: kFlagMapCached or not): the first value.
-  static const std::regex chosen(R"(selp\.b64 %__tmakit_d\d+, (\d+), \d+, %__tmakit_p\d+;)");
-  // One reservation of N tickets a recording lane: an atom.add of N into its ticket register;
-  // a record of T tickets that reserves afresh is its reservation's anchor, owned, with its next
-  // place at T (the pending word's bits: owner 16, the place below).
-  static const std::regex atom(R"(atom\.global\.add\.u32 %__tmakit_ticket, \[%__tmakit_d4\], (\d+);)");
-  static const std::regex fresh_place(R"(^\s*or\.b32 (%__tmakit_r\d+), \1, (\d+);)");
+  // A store into the record: one value, or two 8-byte ones side by side (v2.b64).
+  static const std::regex st(R"(@%__tmakit_p\d+ st\.global\.(v2\.)?b\d+ \[%__tmakit_d1(?:\+(\d+))?\], \{?([^,;}]+)(?:, ([^;}]+))?\}?;)");
+  // A head put in a register: as it is, or chosen by a predicate (a tensor operation's:
+  // kFlagMapCached or not; the first value).
+  static const std::regex head_reg(R"((?:mov\.b64 (%__tmakit_d\d+), (\d+)|selp\.b64 (%__tmakit_d\d+), (\d+), \d+, %__tmakit_p\d+);)");
+  // The chunk counter (trace.hpp: word 4's counter 0) and the atomics on it.
+  static const std::regex counters(R"(ld\.const\.u64 (%__tmakit_d\d+), \[__tmakit_trace\+32\];)");
+  static const std::regex atom(R"(atom\.global\.add\.u32 %__tmakit_r\d+, \[(%__tmakit_d\d+)\], (\d+);)");
+  static const std::regex clock(R"(mov\.u64 (%__tmakit_d\d+), %clock64;)");
   const uint64_t header = uint64_t(instrument::TraceOp::lane_ids) << 32;  // a new chunk's first word
   MapRead m;
   int record = 0;
   std::vector<std::string> loaded;  // the registers loaded since the last store of them
+  std::string counter, clock_reg;
+  std::map<std::string, uint64_t> heads_in;  // registers holding a head
   for (const std::string& l : lines) {
     std::smatch g;
-    if (std::regex_search(l, g, atom)) ++m.reservations, m.reserved = std::stoi(g[1]);
-    if (std::regex_search(l, g, fresh_place) && (std::stoi(g[2]) & 16)) m.tickets = std::stoi(g[2]) & 15;
+    if (std::regex_search(l, g, counters)) counter = g[1];
+    if (l.find("atom.") != std::string::npos) ++m.atomics;
+    if (std::regex_search(l, g, atom) && g[1] == counter && g[2] == "1") ++m.chunk_atomics;
+    if (std::regex_search(l, g, clock)) ++m.clock_reads, clock_reg = g[1];
     if (std::regex_search(l, g, ld)) m.space = g[1], loaded.push_back(g[2]), m.at.push_back(g[3]);
     auto stored = [&](int offset, const std::string& reg) {
       if (std::find(loaded.begin(), loaded.end(), reg) != loaded.end()) m.stores.push_back({record, offset});
     };
-    if (std::regex_search(l, g, st2)) {  // a 16-byte store: two 8-byte values side by side
-      stored(std::stoi(g[1]), g[2]), stored(std::stoi(g[1]) + 8, g[3]);
-      loaded.clear();
-    }
     if (std::regex_search(l, g, st)) {
-      stored(std::stoi(g[1]), g[2]);
+      const int at = g[2].matched ? std::stoi(g[2]) : 0;
+      std::vector<std::pair<int, std::string>> values = {{at, g[3]}};
+      if (g[1].matched) values.push_back({at + 8, g[4]});
+      m.last_store.clear();
+      for (const auto& [offset, value] : values) {
+        stored(offset, value);
+        m.last_store.push_back(offset);
+        if (!clock_reg.empty()) m.after_clock.push_back(offset);
+        if (!clock_reg.empty() && value == clock_reg) m.clocks.push_back({record, offset});
+        if (offset != 0) continue;
+        const uint64_t h = std::isdigit(static_cast<unsigned char>(value[0])) ? std::stoull(value)
+                           : heads_in.count(value)                             ? heads_in[value]
+                                                                               : header;
+        if (h >> 32 != header >> 32) m.heads.push_back(h);
+      }
       loaded.clear();
-      if (g[1] == "0" && std::isdigit(static_cast<unsigned char>(g[2].str()[0])) &&
-          (std::stoull(g[2]) >> 32) != header >> 32)
-        m.heads.push_back(std::stoull(g[2]));
     }
-    if (std::regex_search(l, g, chosen)) m.heads.push_back(std::stoull(g[1]));
+    if (std::regex_search(l, g, head_reg)) heads_in[(g[1].matched ? g[1] : g[3]).str()] = std::stoull(g[1].matched ? g[2] : g[4]);
     if (l.find("ld.local.u64 %__tmakit_d") != std::string::npos && l.find("[__tmakit_lane+") != std::string::npos)
       m.map_cache = true;
     if (l.find("add.u64 %__tmakit_d1, %__tmakit_d1, 128;") != std::string::npos) ++record;
@@ -107,7 +122,7 @@ TEST(InstrumentMapRecords, EveryTensorOperationCarriesItsMapsBytes) {
   auto r = instrument::instrument_module(kModule, "k.ptx");
   ASSERT_EQ(r.status, 0) << (r.diags.empty() ? "" : format(r.diags[0]));
   EXPECT_EQ(strip_inserted(r.text), kModule);
-  EXPECT_EQ(count_records(r.text), r.sites.size());  // one reservation a site, of three records here
+  EXPECT_EQ(count_records(r.text), r.sites.size());  // one clock read a site, for three records here
 
   // site → (ld space, the map's base as written)
   const std::map<std::string, std::pair<std::string, std::string>> expected = {
@@ -123,17 +138,25 @@ TEST(InstrumentMapRecords, EveryTensorOperationCarriesItsMapsBytes) {
     const auto it = std::find_if(expected.begin(), expected.end(),
                                  [&](const auto& e) { return s.text.rfind(e.first, 0) == 0; });
     MapRead m = read_site(lines_of_site(r.text, s.id));
-    EXPECT_EQ(m.reservations, 1) << s.text;
+    // No atomic but the chunk's, whatever the site records (trace.hpp: a record's place is its
+    // lane's chunk, its order its clock); one clock read, after every value the record holds:
+    // only the clock and the head are stored after it, the head in the last store.
+    EXPECT_EQ(m.atomics, 1) << s.text;
+    EXPECT_EQ(m.chunk_atomics, 1) << s.text;
+    EXPECT_EQ(m.clock_reads, 1) << s.text;
+    std::vector<int> after = m.after_clock;
+    std::sort(after.begin(), after.end());
+    EXPECT_EQ(after, (std::vector<int>{0, static_cast<int>(instrument::kClockAt)})) << s.text;
+    EXPECT_NE(std::find(m.last_store.begin(), m.last_store.end(), 0), m.last_store.end()) << s.text << ": the head last";
     if (it == expected.end()) {
-      EXPECT_EQ(m.reserved, static_cast<int>(instrument::kTicketReservation)) << s.text;
-      EXPECT_LE(m.tickets, 1) << s.text << ": one ticket";
+      EXPECT_EQ(m.clocks, (std::vector<std::pair<int, int>>{{0, static_cast<int>(instrument::kClockAt)}})) << s.text;
       EXPECT_TRUE(m.at.empty()) << s.text;
       continue;
     }
     ++seen;
     SCOPED_TRACE(s.text);
-    EXPECT_EQ(m.reserved, static_cast<int>(instrument::kTicketReservation));
-    EXPECT_EQ(m.tickets, 3) << "a tensor operation takes three tickets of the reservation";
+    // The operation's record (the third) holds the clock; its map's halves share it.
+    EXPECT_EQ(m.clocks, (std::vector<std::pair<int, int>>{{2, static_cast<int>(instrument::kClockAt)}}));
     // A tensor operation writes its halves once a site and map address; tensormap.replace and
     // cp_fenceproxy change a map: theirs are written every time.
     EXPECT_EQ(m.map_cache, s.text.rfind("tensormap.", 0) != 0);

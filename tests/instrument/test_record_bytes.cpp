@@ -1,18 +1,23 @@
 // What a site's inserted lines do, run by a small interpreter of the PTX they use, for a warp
-// of lanes in lockstep: the trace words, the tickets (activemask, ballot, match, a writing lane's
-// atomic), each lane's chunk of slots, the ticket written at the lane's next recorded site, the
-// record bytes (ids packed with bfi and mov.b64 {lo, hi}, head last) and the wait streak.
+// of lanes in lockstep: the trace words, the lane word the prologue sets, the warp's vote
+// (activemask, ballot, match), each writing lane's chunk of slots (its atomic on counter 0), the
+// record bytes (ids packed with bfi and mov.b64 {lo, hi}, the clock, head last), the records
+// dropped past the capacity and the wait streak. The SM's cycle counter is the warp's own:
+// one step an instruction, so a record's clock tells where in the warp's run it was read.
 // Expectations are written from trace.hpp's contract and docs/check.md's rules, not from the
-// emitter: a packing mistake, a ticket handed to the wrong lane, two lanes in one chunk, a
-// record written past the capacity or a poll recorded twice shows here and not only on the GPU.
+// emitter: a packing mistake, a clock read on the wrong side of its instruction, two lanes in
+// one chunk, a map half away from its operation, a record written past the capacity or a poll
+// recorded twice shows here and not only on the GPU.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <algorithm>
+#include <array>
 #include <map>
 #include <random>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "helpers.hpp"
 #include "tmakit/instrument/instrument.hpp"
@@ -53,21 +58,31 @@ constexpr uint64_t kRoom = 4 * instrument::kChunkRecords;  // record slots: four
 // Where the interpreter puts `__tmakit_trace`, the record slots and the counters.
 constexpr uint64_t kTraceAt = 0x7000000, kRecordsAt = 0x100000, kCountersAt = 0x8000000;
 
-// A warp's state: the trace's six words, the slots (their ticket words in them) and counters,
-// each lane's registers.
+constexpr auto kHeader = static_cast<uint16_t>(TraceOp::lane_ids);
+constexpr auto kMapLo = static_cast<uint16_t>(TraceOp::tensor_map_lo);
+constexpr auto kMapHi = static_cast<uint16_t>(TraceOp::tensor_map_hi);
+
+// A warp's state: the trace's six words, the slots and counters, each lane's registers, the
+// warp's cycle counter.
 struct Warp {
-  uint64_t words[6] = {kRecordsAt, 0, 0, 0, kCountersAt, 1};  // capacity set by the constructor
-  std::vector<uint32_t> counters;  // word 4's: [0] the next chunk, [1] dropped, [ticket_counter_word(k)] cluster k's tickets
+  uint64_t words[6] = {kRecordsAt, 0, 0, 0, kCountersAt, 0};  // capacity set by the constructor
+  std::vector<uint32_t> counters;  // word 4's line: [0] the next chunk, [1] the records dropped
   std::vector<uint8_t> mem;        // the record slots
   std::vector<std::map<std::string, uint64_t>> regs;
   std::vector<bool> active;
   std::vector<std::string> ran;  // each instruction the warp ran (any lane), in order
+  // %clock64: one step each instruction the warp issues, so a later read is strictly larger and
+  // the lanes reading it in one instruction read the same. It starts just below 2^32, so that a
+  // clock cut to 32 bits wraps within a few sites and breaks the order.
+  uint64_t clock = 0xFFFFFF00u;
+  // The sites' own instructions the warp ran (Instrumented::with_instruction), each with the
+  // clock it ran at.
+  std::vector<std::pair<std::string, uint64_t>> instructions;
 
-  explicit Warp(int lanes, uint64_t capacity, int clusters = 1)
-      : counters(instrument::ticket_counter_word(clusters), 0), mem(capacity * instrument::kRecordBytes, 0),
-        regs(lanes), active(lanes, true) {
+  explicit Warp(int lanes, uint64_t capacity)
+      : counters(instrument::kCounterWords, 0), mem(capacity * instrument::kRecordBytes, 0), regs(lanes),
+        active(lanes, true) {
     words[1] = capacity;
-    words[5] = static_cast<uint64_t>(clusters);
     for (int l = 0; l < lanes; ++l) regs[l]["%tid.x"] = static_cast<uint64_t>(l), regs[l]["%ctaid.x"] = 7, regs[l]["pmap"] = kMapAt;
   }
   Record record(size_t slot) const {
@@ -77,31 +92,24 @@ struct Warp {
   }
   size_t slots() const { return mem.size() / instrument::kRecordBytes; }
   uint32_t chunks() const { return counters[0]; }
-  // A slot's ticket word as stored (trace.hpp, Order: bytes 8..11 of a record's slot).
-  uint32_t raw_word(size_t s) const {
-    uint32_t w;
-    std::memcpy(&w, mem.data() + s * instrument::kRecordBytes + instrument::kTicketWordAt, 4);
-    return w;
+  // A slot's clock as stored (trace.hpp, Order: bytes 8..15 of a record's slot).
+  uint64_t clock_at(size_t s) const {
+    uint64_t c;
+    std::memcpy(&c, mem.data() + s * instrument::kRecordBytes + instrument::kClockAt, 8);
+    return c;
   }
-  // A slot's ticket word, an absolute one as its ticket (stored plus one), kNoTicket where it has
-  // none: a slot not written, a chunk's header, a map's second half, a word that reads 0.
-  uint32_t word(size_t s) const {
-    const uint16_t op = record(s).op;
-    if (op == 0 || op == static_cast<uint16_t>(TraceOp::lane_ids) || op == static_cast<uint16_t>(TraceOp::tensor_map_hi))
-      return instrument::kNoTicket;
-    const uint32_t w = raw_word(s);
-    if (w == 0) return instrument::kNoTicket;
-    return w == instrument::kNoTicket || w >= instrument::kRelativeTicket ? w : w - 1;
+  // Whether bytes [from, to) of slot `s` are all zero.
+  bool zero(size_t s, size_t from, size_t to) const {
+    const uint8_t* at = mem.data() + s * instrument::kRecordBytes;
+    return std::all_of(at + from, at + to, [](uint8_t b) { return b == 0; });
   }
-  // Tickets the clusters' lanes reserved (trace.hpp: kTicketReservation at a time).
-  uint32_t reserved(int cluster = 0) const { return counters[instrument::ticket_counter_word(cluster)]; }
   // Records made: those written (a tensor operation three, with its map's halves or without)
   // and those counted past the capacity (counter 1).
   size_t made() const {
-    size_t n = counters[1];
+    size_t n = counters[instrument::kDroppedCounter];
     for (size_t s = 0; s < slots(); ++s) {
       const Record r = record(s);
-      if (r.op == 0 || r.op == static_cast<uint16_t>(TraceOp::lane_ids)) continue;
+      if (r.op == 0 || r.op == kHeader) continue;
       n += (r.flags & instrument::kFlagMapCached) ? 3 : 1;
     }
     return n;
@@ -109,60 +117,107 @@ struct Warp {
   // A slot's record with the ids of its chunk's header (trace.hpp: the chunk's first slot).
   Record with_ids(size_t slot) const {
     Record r = record(slot), header = record(slot - slot % instrument::kChunkRecords);
-    EXPECT_EQ(header.op, static_cast<uint16_t>(TraceOp::lane_ids)) << "slot " << slot << ": its chunk has no header";
+    EXPECT_EQ(header.op, kHeader) << "slot " << slot << ": its chunk has no header";
     std::memcpy(&r.ctaid_x, &header.ctaid_x, offsetof(Record, values) - offsetof(Record, ctaid_x));
     return r;
   }
-  // The records in the order their tickets give (trace.hpp): each ticketed slot by its ticket;
-  // a tensor operation's map halves carry the last of its three, and the halves and the
-  // operation take all three in slot order. (A
-  // tensor operation without its halves, kFlagMapCached, is left as it is: the tests that
-  // make one read its slots.)
-  // A slot's record's last ticket, kNoTicket where none came (trace.hpp, Order): an absolute
-  // word (bit 31 clear) is its reservation's first ticket, at the reservation's first record,
-  // which takes three where it is a tensor operation (its map's first half, or the operation
-  // itself with kFlagMapCached); a relative word (bit 31 set) names that record's slot from bit
-  // 5 and holds its own last ticket less the reservation's first less one below.
-  // A tensor operation that wrote its halves keeps a relative word in its own record and an
-  // absolute one (its anchor's) at its first half: the first half stands for the three.
-  uint32_t ticket(size_t s) const {
-    const bool halves_before = s >= 2 && record(s - 2).op == static_cast<uint16_t>(TraceOp::tensor_map_lo);
-    if (halves_before && instrument::is_tensor_operation(static_cast<TraceOp>(record(s).op))) return instrument::kNoTicket;
-    uint32_t word = this->word(s);
-    if (record(s).op == static_cast<uint16_t>(TraceOp::tensor_map_lo) && this->word(s + 2) != instrument::kNoTicket)
-      word = this->word(s + 2);
-    if (word == instrument::kNoTicket) return word;
-    if (word < 0x80000000u) {
+  // The written slots in the host's order (trace.hpp, Order), by a sort written here apart from
+  // the host's (in_clock_order): the clusters one after another by %clusterid z, y, x, each
+  // cluster's records by clock, ties by slot. A map half takes its operation's clock, the record
+  // one (hi) or two (lo) slots after it (check_slots), so the halves stand just before it. (The
+  // host puts a record without its clock after its cluster's clocked ones; the interpreter
+  // leaves none: check_slots.)
+  std::vector<size_t> order() const {
+    using Key = std::tuple<uint16_t, uint16_t, uint32_t, uint64_t, size_t>;
+    std::vector<Key> keys;
+    for (size_t s = 0; s < slots(); ++s) {
       const Record r = record(s);
-      const bool three = r.op == static_cast<uint16_t>(TraceOp::tensor_map_lo) ||
-                         (instrument::is_tensor_operation(static_cast<TraceOp>(r.op)) && (r.flags & instrument::kFlagMapCached));
-      return word + (three ? 2 : 0);
+      if (r.op == 0 || r.op == kHeader) continue;
+      const size_t clocked = r.op == kMapLo ? s + 2 : r.op == kMapHi ? s + 1 : s;
+      const Record ids = with_ids(s);
+      keys.emplace_back(ids.clusterid_z, ids.clusterid_y, ids.clusterid_x, clocked < slots() ? clock_at(clocked) : 0, s);
     }
-    const size_t anchor = (word >> 5) & ((1u << 26) - 1);
-    const uint32_t first = anchor < slots() ? this->word(anchor) : instrument::kNoTicket;
-    if (first == instrument::kNoTicket || first >= 0x80000000u) return instrument::kNoTicket;
-    return first + (word & 31) + 1;
+    std::sort(keys.begin(), keys.end());
+    std::vector<size_t> out;
+    for (const Key& k : keys) out.push_back(std::get<4>(k));
+    return out;
   }
+  // The records in that order, with their ids. (A tensor operation without its halves,
+  // kFlagMapCached, is left as it is: the tests that make one read its slots.)
   std::vector<Record> in_order() const {
-    std::vector<std::pair<uint32_t, size_t>> by_ticket;
-    for (size_t s = 0; s < slots(); ++s)
-      if (ticket(s) != instrument::kNoTicket) by_ticket.push_back({ticket(s), s});
-    std::sort(by_ticket.begin(), by_ticket.end());
     std::vector<Record> out;
-    for (auto [ticket, s] : by_ticket) {
-      out.push_back(with_ids(s));
-      if (record(s).op == static_cast<uint16_t>(TraceOp::tensor_map_lo)) out.push_back(with_ids(s + 1)), out.push_back(with_ids(s + 2));
-    }
+    for (size_t s : order()) out.push_back(with_ids(s));
     return out;
   }
   // Slots written with a record (not a chunk's header).
   size_t slots_written() const {
     size_t n = 0;
-    for (size_t s = 0; s < slots(); ++s)
-      n += record(s).op != 0 && record(s).op != static_cast<uint16_t>(TraceOp::lane_ids);
+    for (size_t s = 0; s < slots(); ++s) n += record(s).op != 0 && record(s).op != kHeader;
     return n;
   }
 };
+
+// What trace.hpp asks of the slots, whatever the run. A chunk's first slot, and only it, is its
+// header. Each record holds a non-zero clock at kClockAt and leaves the rest of its ids (bytes
+// 16..31) to the header. A map half holds no clock (bytes 8..31 zero) and stands just before its
+// operation's record, lo then hi, in its chunk and at its site; a tensor operation has its
+// halves just before it unless it says they are cached (kFlagMapCached). A lane fills its chunk
+// in program order, so the clocks rise strictly along a chunk.
+void check_slots(const Warp& w) {
+  constexpr size_t C = instrument::kChunkRecords;
+  for (size_t chunk = 0; chunk < w.slots(); chunk += C) {
+    uint64_t last = 0;
+    for (size_t s = chunk; s < chunk + C; ++s) {
+      SCOPED_TRACE(testing::Message() << "slot " << s);
+      const Record r = w.record(s);
+      if (r.op == 0) continue;
+      EXPECT_EQ(r.op == kHeader, s == chunk) << "a header at the chunk's first slot, nowhere else";
+      if (r.op == kHeader) continue;
+      if (r.op == kMapLo || r.op == kMapHi) {
+        EXPECT_TRUE(w.zero(s, instrument::kClockAt, offsetof(Record, values))) << "a map half has no clock, no ids";
+        const size_t op_at = s + (r.op == kMapLo ? 2 : 1);
+        ASSERT_LT(op_at, chunk + C) << "a map half's operation is in its chunk";
+        if (r.op == kMapLo) {
+          EXPECT_EQ(w.record(s + 1).op, kMapHi);
+        }
+        const Record op = w.record(op_at);
+        EXPECT_EQ(op.site, r.site);
+        EXPECT_NE(op.op, kMapLo);
+        EXPECT_NE(op.op, kMapHi);
+        EXPECT_EQ(op.flags & instrument::kFlagMapCached, 0) << "an operation with halves says none are cached";
+        continue;
+      }
+      const uint64_t clock = w.clock_at(s);
+      EXPECT_NE(clock, 0u) << "a record without its clock";
+      EXPECT_TRUE(w.zero(s, instrument::kClockAt + 8, offsetof(Record, values))) << "a record leaves its ids to the header";
+      if (instrument::is_tensor_operation(static_cast<TraceOp>(r.op)) && !(r.flags & instrument::kFlagMapCached)) {
+        ASSERT_GE(s, chunk + 3) << "a tensor operation's halves before it, in its chunk";
+        EXPECT_EQ(w.record(s - 2).op, kMapLo);
+        EXPECT_EQ(w.record(s - 1).op, kMapHi);
+      }
+      EXPECT_GT(clock, last) << "a lane's later record with a clock not above its earlier one's";
+      last = clock;
+    }
+  }
+}
+
+// The records that stand for `lane`: a warp record for the lanes of its mask (at its site's
+// lanes_at), any other for the lane that wrote it.
+bool stands_for(const Warp& w, const instrument::Result& r, size_t s, int lane) {
+  const Record rec = w.with_ids(s);
+  if (!(rec.flags & instrument::kFlagWarp)) return rec.tid_x == lane;
+  uint32_t lanes = 0;
+  std::memcpy(&lanes, w.mem.data() + s * instrument::kRecordBytes + r.sites.at(rec.site).lanes_at, 4);
+  return (lanes >> lane) & 1;
+}
+
+// The slots of `lane`'s records, in the host's order.
+std::vector<size_t> lane_order(const Warp& w, const instrument::Result& r, int lane) {
+  std::vector<size_t> out;
+  for (size_t s : w.order())
+    if (stands_for(w, r, s, lane)) out.push_back(s);
+  return out;
+}
 
 std::vector<std::string> operands(std::string s) {  // "a, {b, c}, [d+8]" → a | {b, c} | [d+8]
   std::vector<std::string> out;
@@ -181,7 +236,9 @@ std::vector<std::string> operands(std::string s) {  // "a, {b, c}, [d+8]" → a 
   return out;
 }
 
-// Runs `lines` for every active lane of `w`, one instruction at a time for the whole warp.
+// Runs `lines` for every active lane of `w`, one instruction at a time for the whole warp. A
+// line that does not name the prefix is a site's own instruction (Instrumented::with_instruction):
+// it does nothing here but take its step of the clock, which the warp notes.
 void run(Warp& w, const std::vector<std::string>& lines) {
   static const std::regex stmt(R"(^\s*(?:@(!?)(\S+)\s+)?([a-z][\w.:]*)\s+(.*);\s*$)");
   static const std::regex label(R"(^\s*(\$\w+):\s*$)");
@@ -206,6 +263,11 @@ void run(Warp& w, const std::vector<std::string>& lines) {
       continue;
     }
     if (!skip_to.empty()) continue;
+    ++w.clock;
+    if (line.find("__tmakit") == std::string::npos) {
+      w.instructions.push_back({line.substr(line.find_first_not_of(" \t")), w.clock});
+      continue;
+    }
     ASSERT_TRUE(std::regex_match(line, m, stmt)) << line;
     const bool neg = m[1] == "!";
     const std::string guard = m[2], op = m[3];
@@ -215,6 +277,7 @@ void run(Warp& w, const std::vector<std::string>& lines) {
       if (std::isdigit(static_cast<unsigned char>(x[0])) || x[0] == '-') return static_cast<uint64_t>(std::stoll(x));
       if (x[0] == '!') return !w.regs[lane].at(x.substr(1));
       if (x == "%lanemask_gt") return ~((2ull << lane) - 1) & 0xFFFFFFFF;
+      if (x == "%clock64") return w.clock;
       auto it = w.regs[lane].find(x);
       return it == w.regs[lane].end() ? 0 : it->second;  // special registers not set read 0
     };
@@ -314,18 +377,16 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = 0x4D41500000000000ull | at(ops[1]).second;
       } else if (op == "mov.u64" && ops[1] == "__tmakit_trace") {
         r[ops[0]] = kTraceAt;
-      } else if (op == "atom.global.add.u32") {  // [reg]: one of word 4's counters
+      } else if (op == "atom.global.add.u32") {  // [reg]: counter 0, the next chunk, the one taken with an atomic
         const uint64_t addr = val(l, ops[1].substr(1, ops[1].size() - 2));
-        ASSERT_TRUE(addr >= kCountersAt && addr % 4 == 0 && (addr - kCountersAt) / 4 < w.counters.size()) << line;
-        uint32_t& counter = w.counters[(addr - kCountersAt) / 4];
-        ASSERT_NE(addr, kCountersAt + 4) << "counter 1 counts the records dropped, with red: " << line;
-        r[ops[0]] = counter;
-        counter += static_cast<uint32_t>(v(2));
+        ASSERT_EQ(addr, kCountersAt) << line;
+        r[ops[0]] = w.counters[0];
+        w.counters[0] += static_cast<uint32_t>(v(2));
       } else if (op == "red.global.add.u32") {  // [reg+4]: counter 1, the records dropped
         const auto [base, off] = at(ops[0]);
         const uint64_t addr = r[base] + off;
-        ASSERT_EQ(addr, kCountersAt + 4) << line;
-        w.counters[1] += static_cast<uint32_t>(v(1));
+        ASSERT_EQ(addr, kCountersAt + 4 * instrument::kDroppedCounter) << line;
+        w.counters[instrument::kDroppedCounter] += static_cast<uint32_t>(v(1));
       } else if (op.rfind("setp.", 0) == 0) {
         static const std::regex setp(R"(setp\.(ne|eq|lt|le|ge|gt)(?:\.(and|or))?\.([us])(32|64))");
         std::smatch s;
@@ -398,7 +459,7 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         r[ops[0]] = v(1) & 0xFFFFFFFF;
       } else if (op == "cvt.u64.u32") {
         r[ops[0]] = v(1) & 0xFFFFFFFF;
-      } else if (op == "selp.b64" || op == "selp.b32" || op == "selp.u32") {
+      } else if (op == "selp.b64" || op == "selp.u64" || op == "selp.b32" || op == "selp.u32") {
         r[ops[0]] = v(3) ? v(1) : v(2);
       } else if (op == "bfi.b32") {  // bfi d, a, b, pos, len: b with bits [pos, pos+len) from a
         const uint64_t pos = v(3), len = v(4), field = ((1ull << len) - 1) << pos;
@@ -415,15 +476,14 @@ void run(Warp& w, const std::vector<std::string>& lines) {
         auto [base, off] = at(ops[0]);
         ASSERT_GE(r[base] + off, w.words[0]) << "a store before the slots: " << line;
         const uint64_t addr = r[base] + off - w.words[0];
+        ASSERT_LT(addr, w.mem.size()) << "a store past the buffer: " << line;
+        // The head (site, op, flags) is a slot's last store: a record whose op is set is whole.
+        ASSERT_EQ(w.record(addr / instrument::kRecordBytes).op, 0) << "a store into a slot whose head is written: " << line;
         std::vector<uint64_t> vals;
         int bytes = 8;
         if (op == "st.global.v2.b64") {
           auto parts = operands(ops[1].substr(1, ops[1].size() - 2));
           vals = {val(l, parts[0]), val(l, parts[1])};
-        } else if (op == "st.global.u32") {  // an anchor's ticket word
-          ASSERT_EQ(addr % instrument::kRecordBytes, instrument::kTicketWordAt) << line;
-          vals = {v(1)};
-          bytes = 4;
         } else {
           vals = {v(1)};
           bytes = std::stoi(op.substr(op.rfind(".b") + 2)) / 8;
@@ -458,20 +518,25 @@ struct Instrumented {
     }
     return out;
   }
-  std::vector<std::string> exit() const {  // the lines before the entry's `ret`
+  // Site `id`'s lines (lines_of_site) with its own instruction where it stands among them: after
+  // them where the record is written before it, between them where the record follows it.
+  std::vector<std::string> with_instruction(uint32_t id) const {
     std::vector<std::string> out;
     std::istringstream in(r.text);
-    std::string l;
-    bool on = false;
-    while (std::getline(in, l)) {
-      on = on || l.find("// __tmakit: ") != std::string::npos;
-      if (on && l.find("ret;") != std::string::npos) break;
-      if (on) out.push_back(l);
+    bool on = false, instruction = false;
+    for (std::string l; std::getline(in, l);) {
+      if (l.find("// __tmakit site ") != std::string::npos)
+        on = l.find("// __tmakit site " + std::to_string(id) + ":") != std::string::npos;
+      if (l.find("ret; // __tmakit") != std::string::npos) on = false;  // the plain copy follows
+      if (!on) continue;
+      if (l.find("__tmakit") != std::string::npos) out.push_back(l);
+      else if (!instruction) out.push_back(l), instruction = true;
     }
-    EXPECT_FALSE(out.empty()) << "no exit lines before the ret";
+    EXPECT_TRUE(instruction) << "site " << id << ": no instruction";
     return out;
   }
 };
+
 
 TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
   Instrumented in;
@@ -483,22 +548,26 @@ TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
                {"%clusterid.y", 0x8182}, {"%clusterid.z", 0x9192}, {"%p2", 1}, {"pmap", kMapAt}};
   run(w, in.prologue());
   run(w, lines_of_site(in.r.text, kInit));
+  // The warp stalls before the load long enough for the clock to pass 2^32 in its record.
+  ASSERT_LT(w.clock, (uint64_t{1} << 32) - 8);
+  w.clock = (uint64_t{1} << 32) - 8;
   run(w, lines_of_site(in.r.text, kLoad));
-  run(w, in.exit());
   Record want{};
   want.ctaid_x = 0x01020304, want.ctaid_y = 0x1112, want.ctaid_z = 0x2122;
   want.tid_x = 0x3132, want.tid_y = 0x4142, want.tid_z = 0x5152, want.cluster_ctarank = 0x6162;
   want.clusterid_x = 0x71727374, want.clusterid_y = 0x8182, want.clusterid_z = 0x9192;
-  // mbarrier.init, then the tensor load's map halves and its own record: four tickets, one chunk,
-  // whose first slot is its header: the lane's ids, which the records leave zero.
+  // mbarrier.init, then the tensor load's map halves and its own record: four records, one
+  // chunk, whose first slot is its header: the lane's ids, which the records leave zero.
   const std::pair<uint32_t, TraceOp> heads[4] = {{kInit, TraceOp::mbar_init}, {kLoad, TraceOp::tensor_map_lo},
                                                  {kLoad, TraceOp::tensor_map_hi}, {kLoad, TraceOp::tensor_load}};
   EXPECT_EQ(w.made(), 4u);
   EXPECT_EQ(w.chunks(), 1u);
+  EXPECT_EQ(w.counters[instrument::kDroppedCounter], 0u);
   const Record header = w.record(0);
   want.site = kInit;
-  want.op = static_cast<uint16_t>(TraceOp::lane_ids);
+  want.op = kHeader;
   EXPECT_EQ(std::memcmp(&header, &want, 32), 0) << "the chunk's header";
+  check_slots(w);
   const std::vector<Record> got_all = w.in_order();
   ASSERT_EQ(got_all.size(), 4u);
   for (int k = 0; k < 4; ++k) {
@@ -511,16 +580,18 @@ TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
     const Record& got = got_all[k];
     const Record slot = w.with_ids(k + 1);
     EXPECT_EQ(std::memcmp(&slot, &got, sizeof got), 0) << "a lane fills its chunk in program order";
-    // A record leaves its ids to the header, but for its ticket word (bytes 8..11).
-    const std::vector<uint8_t> zeros(32 - 12, 0);
-    EXPECT_EQ(std::memcmp(w.mem.data() + (k + 1) * instrument::kRecordBytes + 12, zeros.data(), zeros.size()), 0)
-        << "a record leaves its ids to the header";
+    // A record leaves its ids to the header, but for its clock (bytes 8..15); a map half has none.
+    EXPECT_TRUE(w.zero(k + 1, 16, 32)) << "a record leaves its ids to the header";
+    EXPECT_EQ(w.clock_at(k + 1) != 0, k == 0 || k == 3);
     // Bytes 0..31 (head and ids) exactly; the values are the table's business (other tests).
     EXPECT_EQ(std::memcmp(&got, &want, 32), 0) << "site " << got.site << " op " << got.op << " ctaid " << std::hex
                                                 << got.ctaid_x << " " << got.ctaid_y << " " << got.ctaid_z << " tid "
                                                 << got.tid_x << " " << got.tid_y << " " << got.tid_z << " cluster "
                                                 << got.clusterid_x << " " << got.clusterid_y << " " << got.clusterid_z;
   }
+  // The clock is 64 bits, whole.
+  EXPECT_LT(w.clock_at(1), uint64_t{1} << 32);
+  EXPECT_GT(w.clock_at(4), uint64_t{1} << 32);
   // The map's halves: bytes 0..63 and 64..127 of the map (read here as their offsets, tagged).
   for (int half = 0; half < 2; ++half)
     for (int k = 0; k < 8; ++k) {
@@ -530,184 +601,112 @@ TEST(InstrumentRecordBytes, IdsAndHeadLandInTheirFields) {
     }
 }
 
-// A reservation's first ticket (its atomic's answer) is read, and written to its first
-// record's ticket word, only when the lane leaves the reservation (reserves again, or returns),
-// not at the record: a record's writing never waits for the atomic. The records after it in the
-// reservation hold relative words naming it, written with them; a site that records nothing
-// takes no ticket.
-TEST(InstrumentRecordBytes, AReservationsFirstTicketIsWrittenWhenTheLaneLeavesIt) {
-  Instrumented in;
-  Warp w(1, kRoom);
-  w.regs[0]["%p2"] = 1;
-  w.counters[instrument::ticket_counter_word(0)] = 7;  // seven tickets taken before
-  run(w, in.prologue());
-  run(w, lines_of_site(in.r.text, kInit));
-  EXPECT_EQ(w.record(1).op, static_cast<uint16_t>(TraceOp::mbar_init));
-  EXPECT_EQ(w.word(1), instrument::kNoTicket) << "written at the site itself";
-  w.regs[0]["%p2"] = 0;
-  run(w, lines_of_site(in.r.text, kInit));  // a site that records nothing
-  EXPECT_EQ(w.word(2), instrument::kNoTicket);
-  w.regs[0]["%p2"] = 1;
-  run(w, lines_of_site(in.r.text, kInit));  // the reservation's second record: relative to the first
-  EXPECT_EQ(w.word(1), instrument::kNoTicket) << "the first ticket still unread";
-  EXPECT_EQ(w.word(2), 0x80000000u | 1u << 5) << "slot 1's reservation, one ticket past its first";
-  run(w, in.exit());
-  EXPECT_EQ(w.word(1), 7u);
-  EXPECT_EQ(w.raw_word(1), 8u) << "an absolute word is the first ticket plus one: 0 is none";
-  EXPECT_EQ(w.ticket(1), 7u);
-  EXPECT_EQ(w.ticket(2), 8u);
-  run(w, in.exit());  // again: the same word
-  EXPECT_EQ(w.word(1), 7u);
-  EXPECT_EQ(w.word(3), instrument::kNoTicket);
-  EXPECT_EQ(w.word(0), instrument::kNoTicket) << "a chunk's header has no ticket";
-  EXPECT_EQ(w.made(), 2u);
-  EXPECT_EQ(w.reserved(), 7 + instrument::kTicketReservation) << "one reservation for both";
-}
-
-// A barrier's record writes the lane's reservation's first ticket as well (a lane that hangs at
-// the barrier has its records before it ordered), and the barrier ends the reservation: the
-// lane's next record reserves afresh, and writes the barrier's reservation's first ticket.
-TEST(InstrumentRecordBytes, ABarriersRecordWritesTheReservationsFirstTicket) {
-  const char* module = R"(.version 8.6
-.target sm_90a
-.address_size 64
-
-.visible .entry k()
-{
-	.reg .pred %p<4>;
-	.shared .align 8 .b64 bar[1];
-	@%p2 mbarrier.init.shared::cta.b64 [bar], 32;
-	barrier.cluster.wait;
-	@%p2 mbarrier.init.shared::cta.b64 [bar], 32;
-	ret;
-}
-)";
-  const Instrumented in(module);
-  ASSERT_EQ(in.r.status, 0);
-  ASSERT_EQ(in.r.sites.size(), 3u);
-  Warp w(1, kRoom);
-  w.regs[0]["%p2"] = 1;
-  w.counters[instrument::ticket_counter_word(0)] = 40;
-  run(w, in.prologue());
-  run(w, lines_of_site(in.r.text, 0));
-  EXPECT_EQ(w.word(1), instrument::kNoTicket);
-  run(w, lines_of_site(in.r.text, 1));  // the barrier: the second record of the reservation
-  EXPECT_EQ(w.record(2).op, static_cast<uint16_t>(TraceOp::cluster_wait));
-  EXPECT_EQ(w.word(1), 40u) << "written at the barrier";
-  EXPECT_EQ(w.ticket(2), 41u);
-  run(w, lines_of_site(in.r.text, 2));  // after the barrier: a fresh reservation
-  EXPECT_EQ(w.reserved(), 40 + 2 * instrument::kTicketReservation);
-  EXPECT_EQ(w.word(3), instrument::kNoTicket);
-  run(w, in.exit());
-  EXPECT_EQ(w.ticket(3), 48u);
-  EXPECT_LT(w.ticket(2), w.ticket(3));
-}
-
-// An instruction the trace does not hold that can order the lane after other threads (a warp's
-// exchange of values, an atomic, an acquire or volatile load, a fence, bar.warp.sync) ends the
-// lane's reservation right after it (trace.hpp, Order: the lane's next record reserves afresh);
-// an ordinary load, store or arithmetic does not.
-TEST(InstrumentRecordBytes, AnInstructionThatOrdersTheLaneAfterOthersEndsItsReservation) {
-  const char* module = R"(.version 8.6
-.target sm_90a
-.address_size 64
-
-.visible .entry k(.param .u64 p)
-{
-	.reg .pred %p<4>;
-	.reg .b32 %r<12>;
-	.reg .b64 %rd<4>;
-	.shared .align 8 .b64 bar[1];
-	ld.param.u64 %rd1, [p];
-	@%p2 mbarrier.init.shared::cta.b64 [bar], 32;
-	shfl.sync.idx.b32 %r1, %r2, 0, 31, -1;
-	elect.sync %r3|%p1, -1;
-	atom.global.add.u32 %r4, [%rd1], 1;
-	ld.acquire.gpu.global.u32 %r5, [%rd1];
-	ld.global.u32 %r6, [%rd1];
-	add.u32 %r7, %r6, 1;
-	bar.warp.sync -1;
-	fence.acq_rel.gpu;
-	st.global.u32 [%rd1], %r7;
-	vote.sync.any.pred %p3, %p2, -1;
-	ld.volatile.global.u32 %r8, [%rd1];
-	red.global.add.u32 [%rd1], 1;
-	ret;
-}
-)";
-  const Instrumented in(module);
-  ASSERT_EQ(in.r.status, 0);
-  ASSERT_EQ(in.r.sites.size(), 1u);
-  const std::string ended = "or.b32 %__tmakit_pending, %__tmakit_pending, " + std::to_string(1u << 31) + ";";
-  const std::map<std::string, bool> ends = {
-      {"ld.param.u64", false}, {"shfl.sync", true}, {"elect.sync", true}, {"atom.global", true},
-      {"ld.acquire", true},    {"ld.global", false}, {"add.u32 %r7", false}, {"bar.warp.sync", true},
-      {"fence.acq_rel", true}, {"st.global", false}, {"vote.sync", true},    {"ld.volatile", true},
-      {"red.global", true}};
-  std::vector<std::string> lines;
-  std::istringstream text(in.r.text);
-  for (std::string l; std::getline(text, l);) lines.push_back(l.substr(std::min(l.size(), l.find_first_not_of(" \t"))));
-  size_t seen = 0;
-  for (size_t i = 0; i + 1 < lines.size(); ++i)
-    for (const auto& [start, want] : ends)
-      if (lines[i].rfind(start, 0) == 0 && lines[i].find("__tmakit") == std::string::npos) {  // the module's own
-        ++seen;
-        EXPECT_EQ(lines[i + 1] == ended, want) << lines[i] << " is followed by: " << lines[i + 1];
+// A record's clock is read where the record is made (trace.hpp, Order): before the instruction
+// where the record is written before it (a barrier's, so that every participant's record is
+// below what follows the barrier), after it where the record follows it (a wait's, whose
+// outcome it holds, and an arrive's, which holds the state it returned), so that it is above
+// whatever the instruction waited for. Each site reads it once, into the operation's record, not
+// into its map's halves. The site table says which side each record is on.
+TEST(InstrumentRecordBytes, ARecordReadsTheClockOnItsSideOfTheInstruction) {
+  const std::string barriers = small_kernel(
+      "\t.reg .b64 %rd<4>;\n\t@%p2 mbarrier.init.shared::cta.b64 [bar], 32;\n\tbarrier.cluster.arrive;\n"
+      "\tbarrier.cluster.wait;\n\tmbarrier.arrive.shared::cta.b64 %rd2, [bar];\n\tret;\n");
+  struct Case {
+    std::string module;
+    std::vector<std::pair<TraceOp, bool>> sites;  // each site's op, and whether its record follows it
+  };
+  const Case cases[] = {
+      {kModule,
+       {{TraceOp::mbar_init, false}, {TraceOp::tensor_load, false}, {TraceOp::mbar_try_wait, true},
+        {TraceOp::fence_proxy_other, false}}},
+      {barriers,
+       {{TraceOp::mbar_init, false}, {TraceOp::cluster_arrive, false}, {TraceOp::cluster_wait, false},
+        {TraceOp::mbar_arrive, true}}},
+  };
+  for (const Case& c : cases) {
+    Instrumented in(c.module.c_str());
+    ASSERT_EQ(in.r.status, 0) << (in.r.diags.empty() ? "" : format(in.r.diags[0]));
+    ASSERT_EQ(in.r.sites.size(), c.sites.size());
+    Warp w(2, kRoom);
+    for (int l = 0; l < 2; ++l) w.regs[l]["%p2"] = 1, w.regs[l]["%p3"] = 1;
+    run(w, in.prologue());
+    w.ran.clear();
+    for (uint32_t id = 0; id < c.sites.size(); ++id) run(w, in.with_instruction(id));
+    ASSERT_EQ(w.instructions.size(), c.sites.size());
+    const auto clock_reads =
+        std::count_if(w.ran.begin(), w.ran.end(), [](const std::string& l) { return l.find("%clock64") != std::string::npos; });
+    EXPECT_EQ(clock_reads, static_cast<long>(c.sites.size())) << "one clock read a site";
+    for (uint32_t id = 0; id < c.sites.size(); ++id) {
+      const auto [op, after] = c.sites[id];
+      SCOPED_TRACE(w.instructions[id].first);
+      EXPECT_EQ(in.r.sites[id].op, op);
+      EXPECT_EQ(in.r.sites[id].after, after);
+      size_t records = 0;
+      for (size_t s = 0; s < w.slots(); ++s) {
+        const Record r = w.record(s);
+        if (r.site != id || r.op != static_cast<uint16_t>(op)) continue;
+        ++records;
+        if (after) EXPECT_GT(w.clock_at(s), w.instructions[id].second) << "slot " << s << ": read before the instruction";
+        else EXPECT_LT(w.clock_at(s), w.instructions[id].second) << "slot " << s << ": read after the instruction";
       }
-  EXPECT_EQ(seen, ends.size());
+      // A warp record where the lanes agree; a tensor operation's record a lane.
+      EXPECT_EQ(records, op == TraceOp::tensor_load ? 2u : 1u);
+    }
+    check_slots(w);
+  }
 }
 
 // A lane's chunk holds its header and kChunkRecords - 1 records: the record after them takes a
 // new chunk, and so does a tensor operation (three slots) that would not fit in what is left.
+// The order goes on from one chunk into the next.
 TEST(InstrumentRecordBytes, ALaneTakesANewChunkWhenItsOwnIsFull) {
   Instrumented in;
-  Warp w(1, kRoom);
+  constexpr uint32_t C = instrument::kChunkRecords;
+  Warp w(1, 5 * C);
   w.regs[0]["%p2"] = 1;
   w.counters[0] = 2;  // chunks 0 and 1 are other lanes'
-  run(w, in.prologue());
-  constexpr uint32_t C = instrument::kChunkRecords;
-  w = Warp(1, 5 * C);
-  w.regs[0]["%p2"] = 1;
-  w.counters[0] = 2;
   run(w, in.prologue());
   for (uint32_t i = 0; i < C - 1; ++i) run(w, lines_of_site(in.r.text, kInit));  // a full chunk
   EXPECT_EQ(w.chunks(), 3u);
   run(w, lines_of_site(in.r.text, kInit));  // the next record: a new chunk
   EXPECT_EQ(w.chunks(), 4u);
-  EXPECT_EQ(w.record(3 * C).op, static_cast<uint16_t>(TraceOp::lane_ids));
+  EXPECT_EQ(w.record(3 * C).op, kHeader);
   EXPECT_EQ(w.record(3 * C + 1).op, static_cast<uint16_t>(TraceOp::mbar_init));
   for (uint32_t i = 0; i < C - 3; ++i) run(w, lines_of_site(in.r.text, kInit));  // one slot left
   run(w, lines_of_site(in.r.text, kLoad));  // a new chunk for its three
   run(w, lines_of_site(in.r.text, kInit));
-  run(w, in.exit());
   EXPECT_EQ(w.chunks(), 5u);
   EXPECT_EQ(w.slots_written(), 2 * (C - 1) - 1 + 4);
   for (uint32_t s = 0; s < 2 * C; ++s) EXPECT_EQ(w.record(s).op, 0) << s;
   EXPECT_EQ(w.record(4 * C - 1).op, 0) << "the slot the tensor operation did not fit in";
-  EXPECT_EQ(w.record(4 * C).op, static_cast<uint16_t>(TraceOp::lane_ids));
-  EXPECT_EQ(w.record(4 * C + 1).op, static_cast<uint16_t>(TraceOp::tensor_map_lo));
+  EXPECT_EQ(w.record(4 * C).op, kHeader);
+  EXPECT_EQ(w.record(4 * C + 1).op, kMapLo);
   EXPECT_EQ(w.record(4 * C + 4).op, static_cast<uint16_t>(TraceOp::mbar_init));
-  const std::vector<Record> order = w.in_order();
+  check_slots(w);
+  EXPECT_LT(w.clock_at(4 * C - 2), w.clock_at(4 * C + 3)) << "the new chunk's records after the old one's";
+  const std::vector<size_t> order = w.order();
   ASSERT_EQ(order.size(), 2 * (C - 1) - 1 + 4);
-  EXPECT_EQ(order[2 * (C - 1) - 1].op, static_cast<uint16_t>(TraceOp::tensor_map_lo));
-  EXPECT_EQ(order[2 * (C - 1) + 1].op, static_cast<uint16_t>(TraceOp::tensor_load));
-  EXPECT_EQ(order.back().op, static_cast<uint16_t>(TraceOp::mbar_init));
+  EXPECT_TRUE(std::is_sorted(order.begin(), order.end())) << "one lane: its slots in the order it wrote them";
+  EXPECT_EQ(w.record(order[2 * (C - 1) - 1]).op, kMapLo);
+  EXPECT_EQ(w.record(order[2 * (C - 1) + 1]).op, static_cast<uint16_t>(TraceOp::tensor_load));
+  EXPECT_EQ(w.record(order.back()).op, static_cast<uint16_t>(TraceOp::mbar_init));
 }
 
-// Each recording lane reserves its own tickets (kTicketReservation at a time): they follow on
-// from where the counter stood (in lane order here, where the lanes' atomics land in that
-// order), each lane's records in a chunk
-// of its own; lanes whose guard is false write nothing; past the capacity nothing is written but
-// the counter still counts every record. Where every recording lane's values agree, one warp record stands for
-// them all: the highest lane's ids, kFlagWarp, the lanes' mask at the site's lanes_at.
-TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
+// Each recording lane writes in a chunk of its own, taken where the chunk counter stood (in lane
+// order here, where the lanes' atomics land in that order); lanes whose guard is false write
+// nothing; past the capacity nothing is written but counter 1 still counts every record. Where
+// every recording lane's values agree, one warp record stands for them all: the highest lane's
+// ids, kFlagWarp, the lanes' mask at the site's lanes_at. Records of one instruction read one
+// clock, and the order puts them by slot.
+TEST(InstrumentRecordBytes, EachRecordingLaneWritesInAChunkOfItsOwn) {
   Instrumented in;
+  constexpr uint32_t C = instrument::kChunkRecords;
   ASSERT_GT(in.r.sites[kWait].lanes_at, 0u);
   for (bool same : {false, true})
     for (uint32_t start : {0u, 5u}) {
       SCOPED_TRACE(testing::Message() << "start " << start << (same ? ", same parity" : ", parity by lane"));
-      Warp w(32, 32 * instrument::kChunkRecords);
-      w.counters[instrument::ticket_counter_word(0)] = start;
+      Warp w(32, 40 * C);
+      w.counters[0] = start;  // chunks other lanes took
       std::vector<int> voters;
       uint32_t mask = 0;
       for (int l = 0; l < 32; ++l) {
@@ -719,22 +718,21 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
       w.active[29] = false;  // a lane that is elsewhere (diverged, or exited) takes no part
       run(w, in.prologue());
       run(w, lines_of_site(in.r.text, kWait));
-      run(w, in.exit());
       const size_t n = same ? 1 : voters.size();
       ASSERT_EQ(w.made(), n);
-      // A reservation a writing lane (a warp record's writer's last ticket is the other voters' next).
-      EXPECT_EQ(w.reserved(), start + n * instrument::kTicketReservation);
-      EXPECT_EQ(w.chunks(), n) << "a chunk a writing lane";
-      const std::vector<Record> order = w.in_order();
+      EXPECT_EQ(w.chunks(), start + n) << "a chunk a writing lane";
+      check_slots(w);
+      const std::vector<size_t> order = w.order();
       ASSERT_EQ(order.size(), n);
       for (size_t i = 0; i < n; ++i) {
-        const Record& r = order[i];
-        // Each writing lane's own reservation, taken in lane order here.
-        EXPECT_EQ(w.word(i * instrument::kChunkRecords + 1), start + i * instrument::kTicketReservation) << i;
+        // Each writing lane's own chunk, the first slot after its header.
+        EXPECT_EQ(order[i], (start + i) * C + 1) << i;
+        const Record r = w.with_ids(order[i]);
         EXPECT_EQ(r.op, static_cast<uint16_t>(TraceOp::mbar_try_wait)) << i;
         EXPECT_EQ(r.tid_x, same ? voters.back() : voters[i]) << i;  // a warp record: its highest voter's
         EXPECT_EQ((r.flags & instrument::kFlagWarp) != 0, same) << i;
         EXPECT_NE(r.flags & instrument::kFlagWaitComplete, 0) << i;
+        EXPECT_EQ(w.clock_at(order[i]), w.clock_at(order[0])) << "read in one instruction";
         uint32_t lanes = 0;
         std::memcpy(&lanes, reinterpret_cast<const uint8_t*>(&r) + in.r.sites[kWait].lanes_at, 4);
         EXPECT_EQ(lanes, same ? mask : 0u) << i;
@@ -751,8 +749,8 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
     ASSERT_EQ(w.made(), 0u) << "a failed poll before the recorded one";
     for (int l = 0; l < 4; ++l) w.regs[l]["%p3"] = l < 2;
     run(w, lines_of_site(in.r.text, kWait));
-    run(w, in.exit());
     ASSERT_EQ(w.made(), 4u);
+    check_slots(w);
     const std::vector<Record> order = w.in_order();
     ASSERT_EQ(order.size(), 4u);
     for (int l = 0; l < 4; ++l) EXPECT_EQ(order[l].flags, l < 2 ? instrument::kFlagWaitComplete : 0) << l;
@@ -764,7 +762,6 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
     for (int l = 0; l < 32; ++l) w.regs[l]["%p2"] = l % 3 != 0, mask |= l % 3 ? 1u << l : 0;
     run(w, in.prologue());
     run(w, lines_of_site(in.r.text, kInit));
-    run(w, in.exit());
     ASSERT_EQ(w.made(), 1u);
     ASSERT_EQ(w.in_order().size(), 1u);
     EXPECT_EQ(w.in_order()[0].tid_x, 31);  // written by the highest voter
@@ -772,14 +769,15 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
     std::memcpy(&lanes, w.mem.data() + instrument::kRecordBytes + in.r.sites[kInit].lanes_at, 4);
     EXPECT_EQ(lanes, mask);
   }
-  // Three records a lane for a tensor operation: each lane's three are together.
+  // Three records a lane for a tensor operation: each lane's three are together, the halves
+  // before the operation.
   {
     Warp w(4, kRoom);
     for (int l = 0; l < 4; ++l) w.regs[l]["%p2"] = l != 1;
     run(w, in.prologue());
     run(w, lines_of_site(in.r.text, kLoad));
-    run(w, in.exit());
     ASSERT_EQ(w.made(), 9u);
+    check_slots(w);
     const std::vector<Record> order = w.in_order();
     ASSERT_EQ(order.size(), 9u);
     const int lane_of[3] = {0, 2, 3};
@@ -792,11 +790,10 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
     }
   }
   // A capacity of two chunks and 21 voters whose values differ: 2 written, 21 counted.
-  Warp full(32, 2 * instrument::kChunkRecords);
+  Warp full(32, 2 * C);
   for (int l = 0; l < 32; ++l) full.regs[l]["%r1"] = l & 1, full.regs[l]["%p3"] = 1, full.active[l] = l % 3 != 0;
   run(full, in.prologue());
   run(full, lines_of_site(in.r.text, kWait));
-  run(full, in.exit());
   EXPECT_EQ(full.made(), 21u);
   EXPECT_EQ(full.chunks(), 21u);
   EXPECT_EQ(full.slots_written(), 2u);
@@ -804,31 +801,26 @@ TEST(InstrumentRecordBytes, EachRecordingLaneReservesItsTickets) {
   // Twice more: the 19 lanes past the capacity take no chunk again, write nothing and are
   // counted each time; the two with chunks below it go on in them.
   for (int again = 0; again < 2; ++again) run(full, lines_of_site(in.r.text, kWait));
-  run(full, in.exit());
   EXPECT_EQ(full.made(), 63u);
-  EXPECT_EQ(full.counters[1], 57u);
-  // Only the lanes that write reserve tickets (a wait's record reserves afresh each time): the
-  // others write nothing again and need none.
-  EXPECT_EQ(full.reserved(), 2 * 3 * instrument::kTicketReservation);
+  EXPECT_EQ(full.counters[instrument::kDroppedCounter], 57u);
   EXPECT_EQ(full.chunks(), 21u);
   EXPECT_EQ(full.slots_written(), 6u);
+  check_slots(full);
   EXPECT_EQ(full.in_order().size(), 6u);
-  // Tracing off (no records address): nothing reserved, nothing written.
+  // Tracing off (no records address): nothing written, no chunk taken, nothing counted.
   Warp off(32, kRoom);
   off.words[0] = 0;
   for (int l = 0; l < 32; ++l) off.regs[l]["%p2"] = 1;
   run(off, in.prologue());
   run(off, lines_of_site(in.r.text, kInit));
-  run(off, in.exit());
   EXPECT_EQ(off.made(), 0u);
   EXPECT_EQ(off.chunks(), 0u);
 }
 
 // A warp record stands for each of its voters, so the order puts it after each voter's earlier
-// records and before its later ones, whichever lane's reservation is older: its writer reserves
-// afresh and the other voters' next records do. Lane 1 records alone, lane 0 alone (a newer
-// reservation), both (one warp record, written by lane 1, the highest voter, whose reservation
-// is the older), then each alone again.
+// records and before its later ones, whichever lane writes it. Lane 1 records alone, lane 0
+// alone, both (one warp record, written by lane 1, the highest voter), lane 0 twice alone, then
+// lane 1 alone.
 TEST(InstrumentRecordBytes, AWarpRecordStandsBetweenEachVotersEarlierAndLaterRecords) {
   Instrumented in;
   Warp w(2, kRoom);
@@ -838,41 +830,34 @@ TEST(InstrumentRecordBytes, AWarpRecordStandsBetweenEachVotersEarlierAndLaterRec
     run(w, lines_of_site(in.r.text, kInit));
   };
   // Slots 1.. are lane 1's (its chunk is chunk 0, taken first), C + 1.. lane 0's.
-  record_in(true, false);   // lane 1's first: slot 1
-  record_in(false, true);   // lane 0's first: slot C + 1
-  record_in(true, true);    // the warp record: lane 1 writes it, at slot 2
-  const uint64_t reserved = w.reserved();
-  record_in(false, true);   // lane 0's next: slot C + 2, the ticket kept for it
-  EXPECT_EQ(w.reserved(), reserved) << "a voter's next record after a warp record takes no atomic";
-  record_in(false, true);   // lane 0's one after: slot C + 3, a reservation of its own
-  EXPECT_GT(w.reserved(), reserved);
-  record_in(true, false);   // lane 1's next: slot 3
-  run(w, in.exit());
-  constexpr uint32_t C = instrument::kChunkRecords;
+  record_in(true, false);  // lane 1's first: slot 1
+  record_in(false, true);  // lane 0's first: slot C + 1
+  record_in(true, true);   // the warp record: lane 1 writes it, at slot 2
+  record_in(false, true);  // lane 0's next: slot C + 2
+  record_in(false, true);  // lane 0's one after: slot C + 3
+  record_in(true, false);  // lane 1's next: slot 3
+  constexpr size_t C = instrument::kChunkRecords;
   ASSERT_EQ(w.made(), 6u);
   uint32_t lanes = 0;
   std::memcpy(&lanes, w.mem.data() + 2 * instrument::kRecordBytes + in.r.sites[kInit].lanes_at, 4);
   ASSERT_EQ(lanes, 3u) << "slot 2 is the warp record of both lanes";
-  for (size_t s : {1u, 2u, 3u, C + 1, C + 2, C + 3}) ASSERT_NE(w.ticket(s), instrument::kNoTicket) << s;
-  EXPECT_GE(w.word(C + 2), 0x80000000u) << "a relative ticket word";
-  EXPECT_LT(w.ticket(1), w.ticket(2)) << "lane 1: its first record, then the warp's";
-  EXPECT_LT(w.ticket(2), w.ticket(3)) << "lane 1: the warp's record, then its next";
-  EXPECT_LT(w.ticket(C + 1), w.ticket(2)) << "lane 0: its first record, then the warp's";
-  EXPECT_LT(w.ticket(2), w.ticket(C + 2)) << "lane 0: the warp's record, then its next";
-  EXPECT_LT(w.ticket(C + 2), w.ticket(C + 3)) << "lane 0: the kept ticket, then its own reservation's";
-  EXPECT_NE(w.ticket(3), w.ticket(C + 2)) << "the writer's own tickets are not the ones kept for the others";
+  check_slots(w);
+  EXPECT_EQ(lane_order(w, in.r, 1), (std::vector<size_t>{1, 2, 3}));
+  EXPECT_EQ(lane_order(w, in.r, 0), (std::vector<size_t>{C + 1, 2, C + 2, C + 3}));
 }
 
-// The order the tickets give keeps each lane's program order, whatever mix of records it makes:
-// on its own (alone, or lanes whose values differ), in a warp record standing for several lanes
-// (written by another lane, from another reservation), after a wait. Random runs of inits and
-// waits by random subsets of a warp's four lanes (the others diverged); for each lane, the
-// records that stand for it, step by step, must have rising tickets.
-TEST(InstrumentRecordBytes, TicketsKeepEachLanesProgramOrderWhateverTheMixOfRecords) {
+// The clock order keeps each lane's program order, whatever mix of records it makes: on its own
+// (alone, or lanes whose values differ), in a warp record standing for several lanes (written by
+// another lane), after a wait, a tensor operation with its map's halves or without. Random runs
+// of inits, waits and loads by random subsets of a warp's four lanes (the others diverged); for
+// each lane, the records that stand for it, sorted as the host sorts them, must be the ones it
+// made, in the order it made them, their clocks rising.
+TEST(InstrumentRecordBytes, ClocksKeepEachLanesProgramOrderWhateverTheMixOfRecords) {
   Instrumented in;
   std::mt19937 rng(20261127);
   constexpr int kLanes = 4;
   for (int trial = 0; trial < 300; ++trial) {
+    SCOPED_TRACE(testing::Message() << "trial " << trial);
     Warp w(kLanes, 64 * instrument::kChunkRecords);
     for (int l = 0; l < kLanes; ++l) w.regs[l]["%p2"] = 1, w.regs[l]["%p3"] = 1, w.regs[l]["%r1"] = 0;
     run(w, in.prologue());
@@ -882,42 +867,45 @@ TEST(InstrumentRecordBytes, TicketsKeepEachLanesProgramOrderWhateverTheMixOfReco
     for (int step = 0; step < steps; ++step) {
       uint32_t who = 0;
       while (who == 0) who = rng() % (1u << kLanes);
-      const bool wait = rng() % 3 == 0;
+      const uint32_t site = std::array{kInit, kInit, kWait, kLoad}[rng() % 4];
       const bool differ = rng() % 4 == 0;  // each lane its own parity: one record a lane
-      for (int l = 0; l < kLanes; ++l) w.active[l] = (who >> l) & 1, w.regs[l]["%r1"] = differ ? l & 1 : 0;
-      run(w, lines_of_site(in.r.text, wait ? kWait : kInit));
-      // The new records: each stands for its lanes (a warp record's mask, else its writer).
+      for (int l = 0; l < kLanes; ++l) {
+        w.active[l] = (who >> l) & 1, w.regs[l]["%r1"] = differ ? l & 1 : 0;
+        if (rng() % 3 == 0) w.regs[l]["pmap"] = kMapAt + 128 * (rng() % 2);  // another map: its halves again
+      }
+      run(w, lines_of_site(in.r.text, site));
+      // The new records, in slot order: a lane's own are in its program order.
       for (size_t s = 0; s < w.slots(); ++s) {
         const Record r = w.record(s);
-        if (written[s] || r.op == 0 || r.op == static_cast<uint16_t>(TraceOp::lane_ids)) continue;
+        if (written[s] || r.op == 0 || r.op == kHeader) continue;
         written[s] = true;
-        uint32_t lanes = 0;
-        if (r.flags & instrument::kFlagWarp)
-          std::memcpy(&lanes, w.mem.data() + s * instrument::kRecordBytes + in.r.sites[wait ? kWait : kInit].lanes_at, 4);
-        else
-          lanes = 1u << w.with_ids(s).tid_x;
         for (int l = 0; l < kLanes; ++l)
-          if ((lanes >> l) & 1) slots_of[l].push_back(s);
+          if (stands_for(w, in.r, s, l)) slots_of[l].push_back(s);
       }
     }
-    for (int l = 0; l < kLanes; ++l) w.active[l] = true;
-    run(w, in.exit());
-    for (int l = 0; l < kLanes; ++l)
-      for (size_t k = 1; k < slots_of[l].size(); ++k) {
-        const size_t a = slots_of[l][k - 1], b = slots_of[l][k];
-        ASSERT_NE(w.ticket(a), instrument::kNoTicket) << "trial " << trial;
-        ASSERT_LT(w.ticket(a), w.ticket(b)) << "trial " << trial << ", lane " << l << ": slot " << a << " then " << b;
+    check_slots(w);
+    if (testing::Test::HasFailure()) return;
+    for (int l = 0; l < kLanes; ++l) {
+      ASSERT_EQ(lane_order(w, in.r, l), slots_of[l]) << "lane " << l;
+      uint64_t last = 0;
+      for (size_t s : slots_of[l]) {
+        const uint16_t op = w.record(s).op;
+        if (op == kMapLo || op == kMapHi) continue;
+        ASSERT_GT(w.clock_at(s), last) << "lane " << l << ": slot " << s;
+        last = w.clock_at(s);
       }
+    }
   }
 }
 
 // Where no lane of the warp records, the record's work is branched around: a failed poll not
 // recorded, a false guard and tracing off read no special register (%clusterid, %tid, ...: each
-// read is slow) and take no ticket, and the poll is still counted.
+// read is slow) and no clock and take no chunk, and the poll is still counted.
 TEST(InstrumentRecordBytes, ASiteWhereNoLaneRecordsSkipsTheRecord) {
   Instrumented in;
-  auto specials = [](const Warp& w) {  // mov.u32 %__tmakit_rN, %clusterid.x; and the like
-    static const std::regex special(R"(mov\.u32 %__tmakit_r\d+, %(clusterid|nclusterid|ctaid|tid|cluster_ctarank)\.?[xyz]?;)");
+  auto specials = [](const Warp& w) {  // mov.u32 %__tmakit_rN, %clusterid.x; and the like, and the clock
+    static const std::regex special(
+        R"(mov\.u(32|64) %__tmakit_[rd]\d+, %(clusterid|nclusterid|ctaid|tid|cluster_ctarank|clock64)\.?[xyz]?;)");
     return std::count_if(w.ran.begin(), w.ran.end(), [](const std::string& l) { return std::regex_search(l, special); });
   };
   Warp w(32, kRoom);
@@ -926,11 +914,11 @@ TEST(InstrumentRecordBytes, ASiteWhereNoLaneRecordsSkipsTheRecord) {
   w.ran.clear();
   run(w, lines_of_site(in.r.text, kWait));  // a failed poll: counted, not recorded
   EXPECT_EQ(w.made(), 0u);
+  EXPECT_EQ(w.chunks(), 0u);
   EXPECT_EQ(specials(w), 0) << "a special register read where nothing is recorded";
   // The records address and guard, the guard kept for the count, the wait's operands taken
   // before it runs, the count's check, the vote, the branch and the count's update: at most 11
-  // (the recorded success below runs more than four times as many). The pending ticket is left
-  // for the next recorded site.
+  // (the recorded success below runs more than four times as many).
   EXPECT_LE(w.ran.size(), 11u) << "a site that records nothing ran " << w.ran.size() << " instructions";
   for (uint32_t k = 2; k < kFailedPollRecorded; ++k) run(w, lines_of_site(in.r.text, kWait));
   EXPECT_EQ(w.made(), 0u);
@@ -950,6 +938,7 @@ TEST(InstrumentRecordBytes, ASiteWhereNoLaneRecordsSkipsTheRecord) {
   run(w, lines_of_site(in.r.text, kInit));  // a false guard: nothing recorded, nothing read
   EXPECT_EQ(w.made(), 2u);
   EXPECT_EQ(specials(w), 0);
+  check_slots(w);
 }
 
 // A warp record stands for lanes whose values all agree. Each value the record holds is
@@ -995,7 +984,6 @@ TEST(InstrumentRecordBytes, AWarpRecordComparesEveryValueItHolds) {
     if (c.reg) w.regs[3][c.reg] += 64;
     run(w, in.prologue());
     run(w, lines_of_site(in.r.text, c.site));
-    run(w, in.exit());
     ASSERT_EQ(w.made(), c.records);
     const std::vector<Record> order = w.in_order();
     ASSERT_EQ(order.size(), c.records);
@@ -1007,7 +995,6 @@ TEST(InstrumentRecordBytes, AWarpRecordComparesEveryValueItHolds) {
   run(one, in.prologue());
   one.ran.clear();
   run(one, lines_of_site(in.r.text, 0));
-  run(one, in.exit());
   ASSERT_EQ(one.made(), 1u);
   const Record r = one.in_order().at(0);
   EXPECT_NE(r.flags & instrument::kFlagWarp, 0);
@@ -1019,28 +1006,51 @@ TEST(InstrumentRecordBytes, AWarpRecordComparesEveryValueItHolds) {
             0) << "a lone voter compares nothing";
 }
 
+
 // `tmakit check --ctas`: word 3 names the clusters traced, [low, high) by linear %clusterid
-// (x + nx * (y + ny * z)); 0 traces all. A warp of a cluster outside writes and reserves nothing.
+// (x + nx * (y + ny * z)); 0 traces all; with no counters address (word 4) tracing is off. The
+// prologue says which in the lane word kLaneTraced (1: traced). A warp of a cluster outside
+// writes nothing, takes no chunk and, where the buffer is full, is not counted among the records
+// dropped; a traced one's are. The counters are one line: counter 0 the next chunk, 1 the records
+// dropped, nothing else (trace.hpp).
 TEST(InstrumentRecordBytes, OnlyTheClustersOfWord3Record) {
   Instrumented in;
-  auto run_in = [&](uint32_t cx, uint32_t cy, uint64_t word3) {
+  auto run_in = [&](uint32_t cx, uint32_t cy, uint64_t word3, bool full, uint64_t counters_at = kCountersAt) {
     Warp w(4, kRoom);
     w.words[3] = word3;
+    w.words[4] = counters_at;
+    if (full) w.counters[0] = kRoom / instrument::kChunkRecords;  // every chunk taken
     for (int l = 0; l < 4; ++l) {
       w.regs[l]["%p2"] = 1;
       w.regs[l]["%clusterid.x"] = cx, w.regs[l]["%clusterid.y"] = cy;
       w.regs[l]["%nclusterid.x"] = 3, w.regs[l]["%nclusterid.y"] = 2;
     }
     run(w, in.prologue());
-    run(w, lines_of_site(in.r.text, kInit));
-    return w.made();
+    run(w, lines_of_site(in.r.text, kInit));  // one warp record
+    run(w, lines_of_site(in.r.text, kLoad));  // three records a lane
+    std::vector<uint64_t> traced;
+    for (int l = 0; l < 4; ++l) traced.push_back(w.regs[l]["local+0"]);
+    EXPECT_TRUE(std::all_of(w.counters.begin() + 2, w.counters.end(), [](uint32_t c) { return c == 0; }))
+        << "a counter past the two";
+    check_slots(w);
+    return std::tuple{traced, w.made(), w.slots_written(), w.counters[instrument::kDroppedCounter],
+                      w.counters[0] - (full ? kRoom / instrument::kChunkRecords : 0)};
   };
-  EXPECT_EQ(run_in(2, 1, 0), 1u);                      // no filter: traced (one warp record)
+  const std::vector<uint64_t> in_word(4, 1), out_word(4, 0);
+  constexpr size_t kMade = 1 + 3 * 4;
+  // The lanes' kLaneTraced words, the records made, written and dropped, the chunks taken.
+  using Got = std::tuple<std::vector<uint64_t>, size_t, size_t, uint32_t, uint64_t>;
+  EXPECT_EQ(run_in(2, 1, 0, false), (Got{in_word, kMade, kMade, 0, 4})) << "no filter: traced";
   const uint64_t four_to_six = 4 | uint64_t{6} << 32;  // clusters 4 and 5
-  EXPECT_EQ(run_in(1, 1, four_to_six), 1u);            // 1 + 3 * 1 = 4: in
-  EXPECT_EQ(run_in(2, 1, four_to_six), 1u);            // 5: in
-  EXPECT_EQ(run_in(0, 2, four_to_six), 0u);            // 6: out
-  EXPECT_EQ(run_in(0, 1, four_to_six), 0u);            // 3: out
+  EXPECT_EQ(run_in(1, 1, four_to_six, false), (Got{in_word, kMade, kMade, 0, 4}));  // 1 + 3 * 1 = 4: in
+  EXPECT_EQ(run_in(2, 1, four_to_six, false), (Got{in_word, kMade, kMade, 0, 4}));  // 5: in
+  EXPECT_EQ(run_in(0, 2, four_to_six, false), (Got{out_word, 0, 0, 0, 0}));         // 6: out
+  EXPECT_EQ(run_in(0, 1, four_to_six, false), (Got{out_word, 0, 0, 0, 0}));         // 3: out
+  // The buffer full: a traced cluster's records are counted (each lane took a chunk past the
+  // capacity once), an untraced one's are not.
+  EXPECT_EQ(run_in(2, 1, four_to_six, true), (Got{in_word, kMade, 0, kMade, 4}));
+  EXPECT_EQ(run_in(0, 1, four_to_six, true), (Got{out_word, 0, 0, 0, 0}));
+  EXPECT_EQ(run_in(2, 1, 0, false, 0), (Got{out_word, 0, 0, 0, 0})) << "no counters address: tracing off";
 }
 
 // With the plain copy (tmakit check --launches, --ctas), a call that records nothing runs the
@@ -1094,82 +1104,43 @@ TEST(InstrumentRecordBytes, ACallThatRecordsNothingRunsThePlainCopy) {
   EXPECT_EQ(branches(kRecordsAt, 6, 4 | uint64_t{6} << 32), 1) << "cluster 6 left out: the plain copy";
 }
 
-// Words 4 and 5: each traced cluster takes its tickets from a counter of its own (the k-th
-// traced: counter 2 + k); a cluster past the counters there are takes the last one's. The
-// function's prologue looks the counter up; its sites use it.
-TEST(InstrumentRecordBytes, EachClusterTakesTicketsFromItsOwnCounter) {
-  Instrumented in;
-  auto counters_after = [&](uint32_t cluster, int inits) {
-    Warp w(1, kRoom, 3);  // one lane: its records share one reservation (a warp record of
-                          // several lanes reserves afresh: AWarpRecordStandsBetween...)
-    w.words[3] = 4 | uint64_t{8} << 32;  // --ctas 4-7: cluster 4 is the first traced
-    for (int l = 0; l < 1; ++l) {
-      w.regs[l]["%p2"] = 1;
-      w.regs[l]["%clusterid.x"] = cluster, w.regs[l]["%nclusterid.x"] = 8, w.regs[l]["%nclusterid.y"] = 1;
-    }
-    run(w, in.prologue());
-    for (int i = 0; i < inits; ++i) run(w, lines_of_site(in.r.text, kInit));
-    run(w, in.exit());
-    // The lane wrote them all, in its one chunk, in program order.
-    EXPECT_EQ(w.chunks(), 1u);
-    EXPECT_EQ(w.slots_written(), static_cast<size_t>(inits));
-    for (int s = 0; s < inits; ++s) EXPECT_EQ(w.ticket(1 + s), static_cast<uint32_t>(s)) << s;
-    // Each cluster's counter on a line of its own: the words between them stay untouched.
-    std::vector<uint32_t> tickets;
-    for (size_t i = 2; i < w.counters.size(); ++i)
-      if (i % instrument::kCounterLineWords == 0) tickets.push_back(w.counters[i]);
-      else EXPECT_EQ(w.counters[i], 0u) << "word " << i << ", between the counters";
-    return tickets;
-  };
-  // One reservation of kTicketReservation tickets from the cluster's own counter.
-  constexpr uint32_t R = instrument::kTicketReservation;
-  EXPECT_EQ(counters_after(6, 2), (std::vector<uint32_t>{0, 0, R}));  // cluster 6, the third traced
-  EXPECT_EQ(counters_after(4, 1), (std::vector<uint32_t>{R, 0, 0}));  // cluster 4, the first
-  EXPECT_EQ(counters_after(7, 3), (std::vector<uint32_t>{0, 0, R}));  // the fourth: on the last
-}
 
 // A tensor operation writes its map's halves where its site last read another map address (or
 // none since the function began, or since a tensormap fence of the thread's): else only its own
-// record, flagged kFlagMapCached, in one slot. It takes three tickets of the lane's reservation
-// either way; its first slot holds the last of them.
+// record, flagged kFlagMapCached, in one slot. Either way it counts as three records made. The
+// halves hold no clock: they take the operation's, just after them in the chunk.
 TEST(InstrumentRecordBytes, ATensorOperationWritesItsMapOnceASiteAndAddress) {
   Instrumented in;
   Warp w(1, kRoom);
   w.regs[0]["%p2"] = 1;
   run(w, in.prologue());
   auto load = [&] { run(w, lines_of_site(in.r.text, kLoad)); };
-  const auto lo = static_cast<uint16_t>(TraceOp::tensor_map_lo), op = static_cast<uint16_t>(TraceOp::tensor_load);
+  const auto op = static_cast<uint16_t>(TraceOp::tensor_load);
   load();  // slots 1..3: the halves, then the operation
   load();  // slot 4: the operation alone
-  EXPECT_EQ(w.record(1).op, lo);
+  EXPECT_EQ(w.record(1).op, kMapLo);
   EXPECT_EQ(w.record(3).op, op);
   EXPECT_EQ(w.record(3).flags, 0);
   EXPECT_EQ(w.record(4).op, op);
   EXPECT_EQ(w.record(4).flags, instrument::kFlagMapCached);
-  EXPECT_EQ(w.made(), 6u) << "three tickets for each";
+  EXPECT_EQ(w.made(), 6u) << "three records each";
   w.regs[0]["pmap"] = kMapAt + 128;  // another map
   load();  // slots 5..7
-  EXPECT_EQ(w.record(5).op, lo);
+  EXPECT_EQ(w.record(5).op, kMapLo);
   EXPECT_EQ(w.record(7).flags, 0);
   load();  // slot 8
   EXPECT_EQ(w.record(8).flags, instrument::kFlagMapCached);
   run(w, lines_of_site(in.r.text, kFence));  // a tensormap fence: the cache is emptied
   load();  // slots 10..12 (the fence's record is slot 9)
-  EXPECT_EQ(w.record(10).op, lo);
+  EXPECT_EQ(w.record(10).op, kMapLo);
   EXPECT_EQ(w.record(12).op, op);
   EXPECT_EQ(w.record(12).flags, 0);
-  run(w, in.exit());
   EXPECT_EQ(w.made(), 16u);
-  // Reservations of kTicketReservation (8): the first two operations take 0..5 of the first; the
-  // third needs three more than it has left, so it reserves 8..15; the fourth takes 11..13, the
-  // fence 14, and ends the reservation (a tensormap fence orders the lane after others): the
-  // last operation reserves 16. Each record's last ticket, from the words at its first slot:
-  static_assert(instrument::kTicketReservation == 8);
-  const uint32_t last_tickets[][2] = {{1, 2}, {4, 5}, {5, 10}, {8, 13}, {9, 14}, {10, 18}};
-  for (const auto& [slot, ticket] : last_tickets) EXPECT_EQ(w.ticket(slot), ticket) << "slot " << slot;
-  // the reservations' first records hold their first tickets, the others words relative to them.
-  for (const auto& [slot, first] : {std::pair{1, 0u}, {5, 8u}, {10, 16u}}) EXPECT_EQ(w.word(slot), first) << slot;
-  for (int slot : {4, 8, 9}) EXPECT_GE(w.word(slot), 0x80000000u) << slot;
+  check_slots(w);
+  for (size_t s : {1, 2, 5, 6, 10, 11}) EXPECT_EQ(w.clock_at(s), 0u) << "a map half's clock, slot " << s;
+  // In the order, each operation after its own halves, the operations in program order.
+  const std::vector<size_t> order = w.order();
+  EXPECT_EQ(order, (std::vector<size_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
   // Lanes that disagree: the whole warp writes the halves where any lane must.
   Warp two(2, kRoom);
   for (int l = 0; l < 2; ++l) two.regs[l]["%p2"] = 1;
@@ -1179,6 +1150,7 @@ TEST(InstrumentRecordBytes, ATensorOperationWritesItsMapOnceASiteAndAddress) {
   run(two, lines_of_site(in.r.text, kLoad));
   EXPECT_EQ(two.slots_written(), 12u) << "three a lane, twice";
   EXPECT_EQ(two.made(), 12u);
+  check_slots(two);
 }
 
 // A wait loop: its success is recorded, and of the failed polls since the thread's last
@@ -1198,11 +1170,11 @@ TEST(InstrumentRecordBytes, AWaitLoopIsRecordedAtItsSuccessAndItsSixteenthFailur
   run(w, lines_of_site(in.r.text, kInit));          // an init: the count goes on
   poll(false, kFailedPollRecorded), poll(true);     // succeeded
   poll(true);                                       // succeeded
-  run(w, in.exit());
   const std::vector<std::pair<TraceOp, bool>> want = {
       {TraceOp::mbar_try_wait, true}, {TraceOp::mbar_try_wait, true}, {TraceOp::mbar_try_wait, false},
       {TraceOp::mbar_init, false},    {TraceOp::mbar_try_wait, true}, {TraceOp::mbar_try_wait, true}};
   ASSERT_EQ(w.made(), want.size());
+  check_slots(w);
   const std::vector<Record> order = w.in_order();
   ASSERT_EQ(order.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {

@@ -10,7 +10,7 @@
 //     hung kernel runs (the H100 copies on a non-blocking stream while a kernel spins), unless
 //     TMAKIT_STAND_IN_OUTCOME=hang-nocopy: then they do not finish while the kernel hangs;
 //   - a launch copies the records of TMAKIT_STAND_IN_TRACE (a trace.bin: 128-byte records, as
-//     an H100 run left them) into the buffer `__tmakit_trace` points at, with their tickets and
+//     an H100 run left them) into the buffer `__tmakit_trace` points at, with their clocks and
 //     counts, each thread's in chunks of its own, as the kernel's lanes would (trace.hpp); then
 //     it is finished, or never finishes
 //     (TMAKIT_STAND_IN_OUTCOME=hang: events stay CUDA_ERROR_NOT_READY, cuCtxSynchronize blocks),
@@ -122,7 +122,7 @@ abi::CUresult get_function(void** f, void* module, const char* name) {
   return 0;
 }
 
-// What the kernel would have written: the recorded records with their ticket words, the counters.
+// What the kernel would have written: the recorded records with their clocks, the counters.
 abi::CUresult launch(void* f) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_sticky) return g_sticky;
@@ -139,9 +139,9 @@ abi::CUresult launch(void* f) {
     const uint64_t n = bytes.size() / 128;
     // As the lanes that made them would (trace.hpp): each thread's records in chunks of its
     // own, 63 after the chunk's header (op 31, the thread's ids; the records' own ids zero but
-    // their ticket words), tickets 0.. in the recorded order (each record the first of a reservation of its own: an
-    // absolute word); the counters: chunks taken, the records dropped, then
-    // the first cluster's tickets (trace.hpp's ticket_counter_word). Chunks past the capacity are counted, their records too.
+    // their clocks), clocks 1.. in the recorded order (none at a map's halves, which share their
+    // operation's); the counters: chunks taken, the records dropped. Chunks past the capacity
+    // are counted, their records too.
     auto* counters = reinterpret_cast<uint32_t*>(m->trace[4]);
     auto* slots = reinterpret_cast<unsigned char*>(m->trace[0]);
     constexpr size_t kIdsAt = 8, kIdsBytes = 24;  // ctaid, tid, rank, clusterid
@@ -170,19 +170,15 @@ abi::CUresult launch(void* f) {
           unsigned char* slot = slots + (first + 1 + (j - k)) * 128;
           std::memcpy(slot, bytes.data() + mine[j] * 128, 128);
           std::memset(slot + kIdsAt, 0, kIdsBytes);
-          // The ticket word in the slot (bytes 8..11): none at a map's second half, nor at the
-          // tensor operation after the halves (the first half's word stands for the three).
-          uint16_t op = 0, before = 0;
+          // The clock in the slot (bytes 8..15).
+          uint16_t op = 0;
           std::memcpy(&op, slot + 4, 2);
-          if (j > k) std::memcpy(&before, slots + (first + j - k) * 128 + 4, 2);
-          const bool after_halves = before == 26 && op >= 4 && op <= 7;  // tensor_map_hi, a tensor operation
-          const uint32_t word = op == 26 || after_halves ? 0xFFFFFFFFu : static_cast<uint32_t>(mine[j]) + 1;  // plus one
-          std::memcpy(slot + 8, &word, 4);
+          const uint64_t clock = op == 25 || op == 26 ? 0 : mine[j] + 1;  // tensor_map_lo, tensor_map_hi
+          std::memcpy(slot + 8, &clock, 8);
         }
       }
     }
     counters[0] = static_cast<uint32_t>(chunk);
-    counters[tmakit::instrument::ticket_counter_word(0)] += static_cast<uint32_t>(n);
   }
   const std::string outcome = env("TMAKIT_STAND_IN_OUTCOME");
   g_pending_forever = outcome == "hang" || outcome == "hang-nocopy";

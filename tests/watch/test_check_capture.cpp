@@ -86,8 +86,11 @@ Record in_cluster(uint32_t site, uint16_t op, uint32_t cluster) {
   return r;
 }
 
+using tmakit::instrument::TraceOp;
+constexpr uint16_t op_of(TraceOp o) { return static_cast<uint16_t>(o); }
 constexpr uint32_t C = tmakit::instrument::kChunkRecords;
 constexpr size_t kIdsAt = offsetof(Record, ctaid_x), kIdsBytes = offsetof(Record, values) - kIdsAt;  // bytes 8..31
+static_assert(tmakit::instrument::kClockAt == kIdsAt && tmakit::instrument::kCounterWords == 32);
 
 // A record of `site` and `op` with `lane`'s ids, as that lane would write it.
 Record of_lane(const Record& lane, uint32_t site, uint16_t op) {
@@ -97,60 +100,81 @@ Record of_lane(const Record& lane, uint32_t site, uint16_t op) {
 }
 
 // The device's part of one launch, by hand (trace.hpp): slots in chunks of C, each record's
-// ticket word in its slot (kNoTicket where none came), the counters (chunks taken, records
-// dropped, then each cluster's tickets at ticket_counter_word). A record goes in with its ids in its chunk's header (the chunk's first
-// slot, op lane_ids) and zero in its own slot but for the ticket word, as the device writes it;
-// `wanted` keeps it whole, as the host should give it back.
+// clock (8 bytes at kClockAt of its slot; 0 where a copy did not see it yet, and at a map's
+// halves, which hold none), one line of counters (the chunks taken, the records dropped). A
+// record goes in with its ids in its chunk's header (the chunk's first slot, op lane_ids) and
+// zero in its own slot but for the clock, as the device writes it; `wanted` keeps it whole, as
+// the host should give it back.
 struct ByHand {
   std::vector<Record> slots, wanted;
-  std::vector<uint32_t> counters;
-  ByHand(size_t n, size_t clusters) : slots(n), wanted(n), counters(tmakit::instrument::ticket_counter_word(clusters), 0) {}
-  uint32_t& tickets(size_t cluster) { return counters[tmakit::instrument::ticket_counter_word(cluster)]; }
-  void put(size_t slot, const Record& r, uint32_t ticket) {
+  std::vector<uint32_t> counters = std::vector<uint32_t>(tmakit::instrument::kCounterWords, 0);
+  explicit ByHand(size_t n) : slots(n), wanted(n) {}
+  void put(size_t slot, const Record& r, uint64_t clock) {
     const size_t chunk = slot - slot % C;
     ASSERT_NE(slot, chunk) << "a chunk's first slot is its header";
-    Record header{};
-    header.op = static_cast<uint16_t>(tmakit::instrument::TraceOp::lane_ids);
-    std::memcpy(reinterpret_cast<char*>(&header) + kIdsAt, reinterpret_cast<const char*>(&r) + kIdsAt, kIdsBytes);
-    slots[chunk] = header;
+    if (slots[chunk].op == 0) {  // the lane's first record in the chunk takes it
+      Record header{};
+      header.op = op_of(TraceOp::lane_ids);
+      header.site = r.site;
+      std::memcpy(reinterpret_cast<char*>(&header) + kIdsAt, reinterpret_cast<const char*>(&r) + kIdsAt, kIdsBytes);
+      slots[chunk] = header;
+    }
+    ASSERT_EQ(std::memcmp(reinterpret_cast<const char*>(&slots[chunk]) + kIdsAt, reinterpret_cast<const char*>(&r) + kIdsAt,
+                          kIdsBytes), 0) << "a chunk is one lane's";
     wanted[slot] = slots[slot] = r;
     std::memset(reinterpret_cast<char*>(&slots[slot]) + kIdsAt, 0, kIdsBytes);
-    // An absolute word is the ticket plus one (trace.hpp).
-    const uint32_t word = ticket == tmakit::instrument::kNoTicket || (ticket & tmakit::instrument::kRelativeTicket) ? ticket : ticket + 1;
-    std::memcpy(reinterpret_cast<char*>(&slots[slot]) + tmakit::instrument::kTicketWordAt, &word, 4);
+    std::memcpy(reinterpret_cast<char*>(&slots[slot]) + tmakit::instrument::kClockAt, &clock, 8);
+  }
+  // An operation that reads a tensor map (a tensor operation, tensormap.replace) at `slot` + 2,
+  // its map halves (the same site and lane; bytes `map`, `map` + 1, ...) just before it; the
+  // halves hold no clock.
+  void put_with_halves(size_t slot, const Record& operation, uint64_t clock, uint8_t map) {
+    Record lo = operation, hi = operation;
+    lo.op = op_of(TraceOp::tensor_map_lo), hi.op = op_of(TraceOp::tensor_map_hi);
+    lo.flags = hi.flags = 0;
+    std::memset(lo.values, 0, sizeof lo.values);
+    std::memset(hi.values, 0, sizeof hi.values);
+    for (int i = 0; i < 64; ++i) lo.values[i] = static_cast<uint8_t>(map + i), hi.values[i] = static_cast<uint8_t>(map + 64 + i);
+    put(slot, lo, 0);
+    put(slot + 1, hi, 0);
+    put(slot + 2, operation, clock);
   }
 };
 
-// Two lanes of cluster 0 and one of cluster 1, each in its own chunk: lane A in chunk 1, lane B
-// in chunk 0, cluster 1's lane in chunk 2. Tickets give the order: A's second record came
-// first, then B's first, then A's first, then a tensor operation of A's (three records, the
-// first of its three tickets at its first); B's second record's ticket never came (it hung right after).
-// Sites name the expected position.
+// `got` holds the records of `h`'s slots `want`, in that order, each whole (its ids its chunk's
+// header's, not its clock).
+void expect_slots(const std::vector<Record>& got, const ByHand& h, const std::vector<size_t>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(std::memcmp(&got[i], &h.wanted[want[i]], sizeof(Record)), 0)
+        << "record " << i << ": want slot " << want[i] << " (site " << h.wanted[want[i]].site << ", op "
+        << h.wanted[want[i]].op << "), got site " << got[i].site << ", op " << got[i].op;
+}
+
+// Two lanes of cluster 0 and one of cluster 1, each in its own chunk: lane B in chunk 0, lane A
+// in chunk 1, cluster 1's lane in chunk 2. Clocks give cluster 0's order: A's first (10); B's
+// first and A's second (both 20: B's slot first); A's tensor load (25), its map halves (no
+// clock) right before it; A's next (30), B's next (40); then the records whose clock a copy did
+// not see (0), by slot: B's last, A's last. Cluster 1's record follows all of cluster 0's, its
+// clock (1) the lowest notwithstanding.
 ByHand two_lanes_and_a_cluster() {
-  using tmakit::instrument::TraceOp;
-  ByHand h(3 * C, 2);
+  ByHand h(3 * C);
   Record a = in_cluster(0, 0, 0), b = a;
   b.tid_x = 32;  // lane B: another warp's
-  h.put(C + 1, of_lane(a, 3, 10), 2);
-  h.put(C + 2, of_lane(a, 1, 11), 0);
-  h.put(C + 3, of_lane(a, 4, static_cast<uint16_t>(TraceOp::tensor_map_lo)), 3);  // tickets 3, 4, 5
-  h.put(C + 4, of_lane(a, 5, static_cast<uint16_t>(TraceOp::tensor_map_hi)), tmakit::instrument::kNoTicket);
-  h.put(C + 5, of_lane(a, 6, static_cast<uint16_t>(TraceOp::tensor_load)), tmakit::instrument::kNoTicket);
-  h.put(1, of_lane(b, 2, 12), 1);
-  h.put(2, of_lane(b, 7, 15), tmakit::instrument::kNoTicket);
-  h.put(2 * C + 1, in_cluster(8, 13, 1), 0);
+  h.put(C + 1, of_lane(a, 1, 10), 10);
+  h.put(C + 2, of_lane(a, 3, 11), 20);
+  h.put_with_halves(C + 3, of_lane(a, 4, op_of(TraceOp::tensor_load)), 25, 0x40);
+  h.put(C + 6, of_lane(a, 5, 12), 30);
+  h.put(C + 7, of_lane(a, 8, 15), 0);
+  h.put(1, of_lane(b, 2, 12), 20);
+  h.put(2, of_lane(b, 6, 11), 40);
+  h.put(3, of_lane(b, 7, 15), 0);
+  h.put(2 * C + 1, in_cluster(9, 13, 1), 1);
   h.counters[0] = 3;
-  h.tickets(0) = 7;
-  h.tickets(1) = 1;
   return h;
 }
-constexpr uint32_t kTwoLanesRecords = 8;
+const std::vector<size_t> kTwoLanesOrder = {C + 1, 1, C + 2, C + 3, C + 4, C + 5, C + 6, 2, 3, C + 7, 2 * C + 1};
 const Record kZeroRecord{};
-
-void expect_sites_in_order(const std::vector<Record>& got, uint32_t n) {
-  ASSERT_EQ(got.size(), n);
-  for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(got[i].site, i + 1) << i;
-}
 
 TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   Stand s;
@@ -169,50 +193,51 @@ TEST(CheckCapture, AttachSetsTheTraceWordsAndResetZeroes) {
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[0], t->device_address());
   EXPECT_EQ(w[1], 3 * C);
-  EXPECT_EQ(w[2], 0u);  // unused: the ticket words are in the slots
+  EXPECT_EQ(w[2], 0u);  // unused
   EXPECT_EQ(w[3], 0u);  // every cluster traced
   EXPECT_EQ(w[4], t->counters_address());
-  EXPECT_EQ(w[5], 1u);  // one ticket counter: plan_clusters was not called
+  EXPECT_EQ(w[5], 0u);  // unused
   // --ctas 2-5: clusters [2, 6) in word 3 from the next attach; (0, 0) is every cluster again.
   t->trace_clusters(2, 6);
   ASSERT_TRUE(t->attach(m, &why)) << why;
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[3], 2u | uint64_t{6} << 32);
   t->trace_clusters(0, 0);
-  t->plan_clusters(2);
   ASSERT_TRUE(t->attach(m, &why)) << why;
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[3], 0u);
-  EXPECT_EQ(w[5], 2u);
+  EXPECT_EQ(w[2], 0u);
+  EXPECT_EQ(w[5], 0u);
 
-  // The slots and counters start as zero.
+  // The slots and the counters' line start as zero.
   const auto* counters = reinterpret_cast<uint32_t*>(static_cast<uintptr_t>(w[4]));
   const auto* slots = reinterpret_cast<Record*>(static_cast<uintptr_t>(w[0]));
   for (uint32_t i = 0; i < 3 * C; ++i) ASSERT_EQ(slots[i].op, 0) << i;
-  const size_t counter_words = tmakit::instrument::ticket_counter_word(2);  // two clusters planned
-  for (size_t i = 0; i < counter_words; ++i) ASSERT_EQ(counters[i], 0u) << i;
+  for (size_t i = 0; i < tmakit::instrument::kCounterWords; ++i) ASSERT_EQ(counters[i], 0u) << i;
 
   // Host-mapped memory: what the device writes is there at once.
   const ByHand h = two_lanes_and_a_cluster();
   std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(w[0])), h.slots.data(), 3 * C * sizeof(Record));
   std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(w[4])), h.counters.data(), h.counters.size() * 4);
-  expect_sites_in_order(t->written(), kTwoLanesRecords);
-  EXPECT_EQ(t->read_next(), std::optional<uint64_t>(8));  // 7 + 1 tickets
-  EXPECT_FALSE(t->dropped());  // not collected
+  expect_slots(t->written(), h, kTwoLanesOrder);
+  EXPECT_FALSE(t->made());  // not collected
+  EXPECT_FALSE(t->dropped());
   ASSERT_TRUE(t->collect(tmakit::check::LaunchEnd::faulted, 1, &why)) << why;  // host-mapped: readable after a fault
-  expect_sites_in_order(t->written(), kTwoLanesRecords);
+  expect_slots(t->written(), h, kTwoLanesOrder);
+  EXPECT_EQ(t->made(), std::optional<uint64_t>(kTwoLanesOrder.size()));
   EXPECT_EQ(t->dropped(), std::optional<uint64_t>(0));
-  EXPECT_EQ(std::memcmp(&t->written()[1], &h.wanted[1], sizeof(Record)), 0);
 
-  // reset: the chunks the launch took (their ticket words too) and the counters are clear again.
+  // reset: the chunks the launch took (their clocks too) and the counters are clear again.
   t->reset();
   EXPECT_TRUE(t->written().empty());
+  EXPECT_FALSE(t->made());
   for (uint32_t i = 0; i < 3 * C; ++i) EXPECT_EQ(std::memcmp(&slots[i], &kZeroRecord, sizeof(Record)), 0) << i;
-  for (size_t i = 0; i < counter_words; ++i) EXPECT_EQ(counters[i], 0u) << i;
+  for (size_t i = 0; i < tmakit::instrument::kCounterWords; ++i) EXPECT_EQ(counters[i], 0u) << i;
   // No collect since the last reset: every slot is cleared, the last one too.
   const_cast<Record*>(slots)[3 * C - 1] = record(4, 15, 2);
   t->reset();
   EXPECT_TRUE(t->written().empty());
+  EXPECT_EQ(std::memcmp(&slots[3 * C - 1], &kZeroRecord, sizeof(Record)), 0);
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[0], t->device_address());  // still attached
 }
@@ -334,46 +359,48 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
   auto t = tmakit::check::TraceBuffer::create(s.driver, 4 * C, &why, tmakit::check::RecordsIn::device);
   ASSERT_TRUE(t) << why;
   EXPECT_EQ(t->where(), tmakit::check::RecordsIn::device);
-  t->plan_clusters(2);
   ASSERT_TRUE(t->attach(m, &why)) << why;
   const CUdeviceptr words = trace_words(s, m);
   uint64_t w[6];
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
   EXPECT_EQ(w[0], t->device_address());
-  EXPECT_EQ(w[5], 2u);
+  EXPECT_EQ(w[4], t->counters_address());
+  EXPECT_EQ(w[2], 0u);
+  EXPECT_EQ(w[5], 0u);
 
   auto write = [&](const ByHand& h) {
     ASSERT_EQ(s.driver.memcpy_htod(w[0], h.slots.data(), h.slots.size() * sizeof(Record)), 0);
     ASSERT_EQ(s.driver.memcpy_htod(w[4], h.counters.data(), h.counters.size() * 4), 0);
   };
   ByHand h = two_lanes_and_a_cluster();
-  h.tickets(1) = 3;  // cluster 1 made three records; two were dropped past the capacity
-  h.counters[tmakit::instrument::kDroppedCounter] = 2;
+  h.counters[tmakit::instrument::kDroppedCounter] = 2;  // two records made past the capacity
   write(h);
   EXPECT_TRUE(t->written().empty());  // not yet on the host
-  EXPECT_EQ(t->read_next(), std::optional<uint64_t>(10));  // the tickets reserved
+  EXPECT_FALSE(t->made());
   ASSERT_TRUE(t->collect(tmakit::check::LaunchEnd::finished, 1, &why)) << why;
-  expect_sites_in_order(t->written(), kTwoLanesRecords);
-  EXPECT_EQ(t->made(), std::optional<uint64_t>(10));
+  expect_slots(t->written(), h, kTwoLanesOrder);
+  EXPECT_EQ(t->made(), std::optional<uint64_t>(kTwoLanesOrder.size() + 2));  // those in the slots, and counter 1's
   EXPECT_EQ(t->dropped(), std::optional<uint64_t>(2));
 
   // A chunk taken after the collect (a launch no one collected, records written after a copy):
   // the chunk counter says so, and reset clears it too; else its records would come back with
   // the next launch that reuses it.
   Record late = in_cluster(9, 10, 0);
-  const uint32_t late_ticket = 4, chunks_now = 4;
-  std::memcpy(reinterpret_cast<char*>(&late) + tmakit::instrument::kTicketWordAt, &late_ticket, 4);
+  const uint64_t late_clock = 77;
+  const uint32_t chunks_now = 4;
+  std::memcpy(reinterpret_cast<char*>(&late) + tmakit::instrument::kClockAt, &late_clock, 8);
   ASSERT_EQ(s.driver.memcpy_htod(w[0] + (3 * C + 5) * sizeof(Record), &late, sizeof late), 0);
   ASSERT_EQ(s.driver.memcpy_htod(w[4], &chunks_now, 4), 0);
-  // reset: the device's slots (their ticket words too) and counters are zero again, the host copy gone.
+  // reset: the device's slots (their clocks too) and counters are zero again, the host copy gone.
   t->reset();
   std::vector<Record> back(4 * C);
-  std::vector<uint32_t> counters(tmakit::instrument::ticket_counter_word(2));
+  std::vector<uint32_t> counters(tmakit::instrument::kCounterWords, 0xFFFFFFFFu);
   ASSERT_EQ(s.driver.memcpy_dtoh(back.data(), w[0], 4 * C * sizeof(Record)), 0);
   ASSERT_EQ(s.driver.memcpy_dtoh(counters.data(), w[4], counters.size() * 4), 0);
-  for (const Record& r : back) EXPECT_EQ(std::memcmp(&r, &kZeroRecord, sizeof r), 0);
-  for (uint32_t c : counters) EXPECT_EQ(c, 0u);
+  for (size_t i = 0; i < back.size(); ++i) EXPECT_EQ(std::memcmp(&back[i], &kZeroRecord, sizeof(Record)), 0) << i;
+  for (size_t i = 0; i < counters.size(); ++i) EXPECT_EQ(counters[i], 0u) << i;
   EXPECT_TRUE(t->written().empty());
+  EXPECT_FALSE(t->dropped());
 
   // A running launch: the counters are read on the trace's stream, then the chunks they count.
   // A chunk the counter does not count yet is not read.
@@ -381,7 +408,11 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
   h.counters[0] = 2;  // cluster 1's chunk (2) was taken after the counters were read
   write(h);
   ASSERT_TRUE(t->collect(tmakit::check::LaunchEnd::running, 1, &why)) << why;
-  expect_sites_in_order(t->written(), kTwoLanesRecords - 1);
+  std::vector<size_t> without_cluster_1 = kTwoLanesOrder;
+  without_cluster_1.pop_back();
+  expect_slots(t->written(), h, without_cluster_1);
+  EXPECT_EQ(t->made(), std::optional<uint64_t>(without_cluster_1.size()));
+  EXPECT_EQ(t->dropped(), std::optional<uint64_t>(0));
 
   // A fault: nothing can be read, and the reason says where the records were.
   t->reset();
@@ -390,9 +421,8 @@ TEST(CheckCapture, DeviceRecordsComeBackThroughCollect) {
   EXPECT_TRUE(t->written().empty());
 }
 
-// Chunks past the capacity: counted by the chunk counter, never read; the records in them are
-// counted as dropped (tickets less records kept). plan_clusters never asks for more counters
-// than records.
+// Chunks past the capacity: counted by the chunk counter, never read; the records made in them
+// are counted by counter 1, and those are the records dropped.
 TEST(CheckCapture, ChunksPastTheCapacityAreDropped) {
   Stand s;
   CUmodule m = load_instrumented(s);
@@ -400,122 +430,151 @@ TEST(CheckCapture, ChunksPastTheCapacityAreDropped) {
   std::string why;
   auto t = tmakit::check::TraceBuffer::create(s.driver, 2 * C, &why, tmakit::check::RecordsIn::device);
   ASSERT_TRUE(t) << why;
-  t->plan_clusters(4);
   ASSERT_TRUE(t->attach(m, &why)) << why;
   const CUdeviceptr words = trace_words(s, m);
   uint64_t w[6];
   ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
-  EXPECT_EQ(w[5], 4u);
-  // Two chunks fit; five were taken. Cluster 2 made C + 4 records, C - 1 of them in chunk 1 (after
-  // its header); cluster 0 made 2, in chunk 0.
-  ByHand h(2 * C, 4);
-  h.put(1, in_cluster(1, 10, 0), 0);
-  h.put(2, in_cluster(2, 10, 0), 1);
-  for (uint32_t i = 0; i < C - 1; ++i) h.put(C + 1 + i, in_cluster(3 + i, 11, 2), i);
-  h.counters = {5, 5, 2, 0, C + 4, 0};  // counter 1: the five records past the capacity
+  EXPECT_EQ(w[5], 0u);
+  // Two chunks fit; five were taken. Cluster 2 made C - 1 records in chunk 1 (after its header),
+  // at clocks below cluster 0's; cluster 0 made 8 in chunk 0: two, then a tensor load with its
+  // map halves, then one that did not write them (made as three records, and given back as
+  // three). Five more were made in the three chunks past the capacity.
+  ByHand h(2 * C);
+  h.put(1, in_cluster(1, 10, 0), 1000);
+  h.put(2, in_cluster(2, 10, 0), 1001);
+  h.put_with_halves(3, in_cluster(3, op_of(TraceOp::tensor_load), 0), 1002, 0x20);
+  Record cached = in_cluster(3, op_of(TraceOp::tensor_load), 0);
+  cached.flags = tmakit::instrument::kFlagMapCached;
+  h.put(6, cached, 1003);
+  Record lane_of_2 = in_cluster(0, 0, 2);
+  for (uint32_t i = 0; i < C - 1; ++i) h.put(C + 1 + i, of_lane(lane_of_2, 3 + i, 11), 1 + i);
+  h.counters[0] = 5;
+  h.counters[tmakit::instrument::kDroppedCounter] = 5;
   ASSERT_EQ(s.driver.memcpy_htod(w[0], h.slots.data(), 2 * C * sizeof(Record)), 0);
   ASSERT_EQ(s.driver.memcpy_htod(w[4], h.counters.data(), h.counters.size() * 4), 0);
   ASSERT_TRUE(t->collect(tmakit::check::LaunchEnd::finished, 1, &why)) << why;
-  expect_sites_in_order(t->written(), C + 1);
-  EXPECT_EQ(t->dropped(), std::optional<uint64_t>(5));
-  t->plan_clusters(3 * C);  // more counters than records: as many as records
-  ASSERT_TRUE(t->attach(m, &why)) << why;
-  ASSERT_EQ(s.driver.memcpy_dtoh(w, words, sizeof w), 0);
-  EXPECT_EQ(w[5], 2 * C);
+  const std::vector<Record> got = t->written();
+  ASSERT_EQ(got.size(), 8 + (C - 1));
+  // Cluster 0's, the cached load's halves copied from those before it.
+  const std::vector<Record> cluster_0(got.begin(), got.begin() + 8);
+  h.wanted[6].flags = 0;
+  expect_slots(cluster_0, h, {1, 2, 3, 4, 5, 3, 4, 6});
+  std::vector<size_t> want_2;
+  for (uint32_t i = 0; i < C - 1; ++i) want_2.push_back(C + 1 + i);
+  expect_slots(std::vector<Record>(got.begin() + 8, got.end()), h, want_2);
+  EXPECT_EQ(t->made(), std::optional<uint64_t>(8 + (C - 1) + 5));
+  EXPECT_EQ(t->dropped(), std::optional<uint64_t>(5));  // counter 1, nothing else
 }
 
-// Ticket words (trace.hpp, Order): a reservation's first record holds its first ticket (an
-// absolute word; a tensor operation's first slot, which takes three); each later record taking
-// tickets from it a relative word, bit 31 set, the first record's slot from bit 5 and its last
-// ticket less the first less one below. The voters of a shared warp record take the writer's
-// reservation's last ticket, all of them (ties go by slot). A relative word whose first record
-// has no absolute word has no ticket, and goes after the ticketed records.
-TEST(CheckCapture, RelativeTicketsFollowTheirReservationsFirstRecord) {
-  using tmakit::instrument::TraceOp;
-  ByHand h(4 * C, 1);
-  Record a = in_cluster(0, 0, 0), b = a, c = a, d = a;
-  b.tid_x = 1, c.tid_x = 2, d.tid_x = 3;
-  const auto relative = [](uint32_t slot, uint32_t low) { return 0x80000000u | slot << 5 | low; };
-  const auto op = [](TraceOp o) { return static_cast<uint16_t>(o); };
-  h.put(1, of_lane(a, 0, 11), 10);                     // A's record before: ticket 10
-  h.put(2, of_lane(a, 1, 11), 20);                     // A: the warp record of A, B and C, reserving 20..27
-  h.put(3, of_lane(a, 2, 11), relative(2, 0));         // A's next: 21
-  h.put(C + 1, of_lane(b, 4, 11), relative(2, 6));     // B's next: the reservation's last, 27
-  h.put(2 * C + 1, of_lane(c, 5, 11), relative(2, 6)); // C's next: 27 as well, after B's by slot
-  h.put(3 * C + 1, of_lane(d, 3, 11), 25);             // another lane's, between A's next and the kept one
-  h.put(2 * C + 3, of_lane(c, 6, 11), 28);             // after the kept one
-  h.put(4, of_lane(a, 7, op(TraceOp::tensor_map_lo)), 29);    // a tensor operation first: 29, 30, 31
-  h.put(5, of_lane(a, 8, op(TraceOp::tensor_map_hi)), tmakit::instrument::kNoTicket);
-  h.put(6, of_lane(a, 9, op(TraceOp::tensor_load)), tmakit::instrument::kNoTicket);
-  h.put(7, of_lane(a, 10, 11), relative(4, 3));        // place 4 of that reservation: 33
-  // A tensor operation taking places 5..7 that writes its halves: its relative word is in its
-  // own record, the halves' slots hold none (kNoTicket, 0): 34, 35, 36.
-  // (One site's three records.)
-  h.put(8, of_lane(a, 11, op(TraceOp::tensor_map_lo)), tmakit::instrument::kNoTicket);
-  h.put(9, of_lane(a, 11, op(TraceOp::tensor_map_hi)), 0);
-  h.put(10, of_lane(a, 11, op(TraceOp::tensor_load)), relative(4, 6));
-  h.put(C + 2, of_lane(b, 12, 11), relative(C + 3, 0));  // slot C + 3 holds no record: no ticket, last
-  h.put(3 * C + 2, of_lane(d, 13, 11), relative(C + 1, 0));  // its first record's word is relative: none
-  // A word that reads 0 (not written, or not seen yet by a copy made while the kernel ran) is no
-  // ticket, not ticket 0: an absolute word is the ticket plus one.
-  h.put(3 * C + 3, of_lane(d, 14, 11), 0);
-  std::memset(reinterpret_cast<char*>(&h.slots[3 * C + 3]) + tmakit::instrument::kTicketWordAt, 0, 4);
-  const std::vector<Record> got = tmakit::check::in_ticket_order(h.slots.data(), h.slots.size());
-  const uint32_t want_sites[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 11, 11, 12, 13, 14};
-  ASSERT_EQ(got.size(), std::size(want_sites));
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].site, want_sites[i]) << i;
-  EXPECT_EQ(got[11].op, op(TraceOp::tensor_map_lo));
-  EXPECT_EQ(got[13].op, op(TraceOp::tensor_load));
+// The order (trace.hpp, Order; in_clock_order): the clusters one after another by %clusterid z,
+// y, x, whatever their clocks and slots; within a cluster, by clock (all 64 bits), ties by
+// slot; the records whose clock is 0 (a copy made while the kernel ran did not see it) after
+// their cluster's clocked ones, by slot. A map's halves hold no clock and stay right before
+// their operation (a tensor operation's, tensormap.replace's). Each record gets its chunk's
+// header's ids; a record whose chunk has no header is left out, and so is every header.
+TEST(CheckCapture, EachClusterInTurnByClockTiesBySlot) {
+  ByHand h(8 * C);
+  Record p1{}, p2{}, p3{}, q1{}, q2{}, r1{};
+  // Cluster P (70000, 0, 0): three lanes, two CTAs (ranks 0 and 1).
+  p1.clusterid_x = 70000, p1.ctaid_x = 140000, p1.tid_x = 0;
+  p2 = p1, p2.tid_x = 64;
+  p3 = p1, p3.ctaid_x = 140001, p3.cluster_ctarank = 1;
+  // Cluster Q (0, 1, 0) and R (0, 0, 1): after P, though their clusterid.x is lower.
+  q1.clusterid_y = 1, q1.ctaid_y = 1;
+  q2 = q1, q2.tid_x = 128;
+  r1.clusterid_z = 1, r1.ctaid_z = 1, r1.tid_y = 2;
+  const uint64_t hi = uint64_t{1} << 32;
+  h.put(1, of_lane(r1, 1, 11), 5);                                              // chunk 0: R's lane
+  h.put(C + 1, of_lane(p2, 2, 11), hi + 0x10);                                  // chunk 1: p2
+  h.put(C + 2, of_lane(p2, 3, 12), hi + 0x30);
+  h.put(C + 3, of_lane(p2, 4, 15), 0);                                          // not seen yet
+  h.put(2 * C + 1, of_lane(q1, 5, 11), 3);                                      // chunk 2: q1
+  h.put(2 * C + 2, of_lane(q1, 6, 11), 7);
+  h.put(3 * C + 1, of_lane(p1, 7, 10), hi + 0x10);                              // chunk 3: p1; p2's clock
+  h.put_with_halves(3 * C + 2, of_lane(p1, 8, op_of(TraceOp::tensor_store)), hi + 0x20, 0x10);
+  h.put(4 * C + 1, of_lane(p3, 10, 11), 0xFFFFFFF0u);                           // chunk 4: p3; below 2^32
+  h.put_with_halves(4 * C + 2, of_lane(p3, 11, op_of(TraceOp::tensormap_replace)), hi + 0x30, 0x80);
+  h.put(4 * C + 5, of_lane(p3, 12, 9), 2 * hi);
+  h.put(5 * C + 1, of_lane(p1, 13, 9), hi + 0x40);                              // chunk 5: p1's next
+  h.put(5 * C + 2, of_lane(p1, 9, 8), 0);                                       // not seen yet
+  h.put(6 * C + 1, of_lane(p1, 14, 11), hi + 0x15);                             // chunk 6: its header not seen
+  h.slots[6 * C] = Record{};
+  h.put(7 * C + 1, of_lane(q2, 15, 11), 5);                                     // chunk 7: q2
+  h.put(7 * C + 2, of_lane(q2, 16, 15), 0);
+  const std::vector<Record> got = tmakit::check::in_clock_order(h.slots.data(), h.slots.size());
+  expect_slots(got, h,
+               {// P
+                4 * C + 1, C + 1, 3 * C + 1, 3 * C + 2, 3 * C + 3, 3 * C + 4, C + 2, 4 * C + 2, 4 * C + 3, 4 * C + 4,
+                5 * C + 1, 4 * C + 5, C + 3, 5 * C + 2,
+                // Q
+                2 * C + 1, 7 * C + 1, 2 * C + 2, 7 * C + 2,
+                // R
+                1});
+  ASSERT_FALSE(got.empty());
+  // The ids are the header's, where the slot held the clock.
+  EXPECT_EQ(got[0].ctaid_x, 140001u);
+  EXPECT_EQ(got[0].cluster_ctarank, 1);
+  EXPECT_EQ(got[0].clusterid_x, 70000u);
+  EXPECT_EQ(got.back().clusterid_z, 1);
+  EXPECT_EQ(got.back().tid_y, 2);
+  // Nothing from the slots but records: no header, no unused slot.
+  for (const Record& r : got) EXPECT_NE(r.op, op_of(TraceOp::lane_ids));
+  EXPECT_TRUE(tmakit::check::in_clock_order(h.slots.data(), 0).empty());
 }
 
 // The host's side of the device's shortcuts (trace.hpp): ids from each chunk's header; a tensor
 // operation flagged kFlagMapCached gets copies of the map halves its thread last wrote at the
-// same site, in the place of its first two tickets; one with no such halves is left out, and so
-// is a record whose chunk has no header.
+// same site, right before it in its clock's place; one whose thread wrote none there (another
+// thread's do not count) is left out, and so is a record whose chunk has no header.
 TEST(CheckCapture, HeadersAndCachedMapHalvesAreExpandedInOrder) {
-  using tmakit::instrument::TraceOp;
-  const auto op = [](TraceOp o) { return static_cast<uint16_t>(o); };
-  ByHand h(3 * C, 1);
-  Record lane = in_cluster(0, 0, 0);
+  ByHand h(4 * C);
+  Record lane = in_cluster(0, 0, 0), other = lane;
   lane.ctaid_x = 5, lane.tid_x = 33;
-  auto as_lane = [&](uint32_t site, TraceOp o) { return of_lane(lane, site, op(o)); };
-  // Site 9 writes its halves (tickets 0, 1, 2), then twice not (tickets 3..5 and 6..8); site 10
-  // never wrote its halves (tickets 9..11). Each ticket word holds the first of the three (each
-  // operation its reservation's first record).
-  Record lo = as_lane(9, TraceOp::tensor_map_lo), hi = as_lane(9, TraceOp::tensor_map_hi);
-  for (int i = 0; i < 64; ++i) lo.values[i] = static_cast<uint8_t>(i), hi.values[i] = static_cast<uint8_t>(64 + i);
-  h.put(1, lo, 0);
-  h.put(2, hi, tmakit::instrument::kNoTicket);
-  h.put(3, as_lane(9, TraceOp::tensor_load), tmakit::instrument::kNoTicket);
-  Record cached = as_lane(9, TraceOp::tensor_load);
-  cached.flags = tmakit::instrument::kFlagMapCached;
-  cached.values[0] = 0xAB;  // tells the two cached operations apart
-  h.put(5, cached, 3);
-  cached.values[0] = 0xCD;
-  h.put(C + 1, cached, 6);  // the lane's next chunk
-  Record unknown = as_lane(10, TraceOp::tensor_store);
+  other.ctaid_x = 5, other.tid_x = 64;
+  auto load = [&](const Record& of, uint8_t tag, bool cached) {
+    Record r = of_lane(of, 9, op_of(TraceOp::tensor_load));
+    r.values[0] = tag;  // tells the operations apart
+    if (cached) r.flags = tmakit::instrument::kFlagMapCached;
+    return r;
+  };
+  // The lane at site 9: writes map 1's halves (100), then not (200), then map 2's halves (300),
+  // then not, in its next chunk (400). Its store at site 10 never wrote halves there (150).
+  h.put_with_halves(1, load(lane, 0x11, false), 100, 0x10);
+  Record unknown = of_lane(lane, 10, op_of(TraceOp::tensor_store));
   unknown.flags = tmakit::instrument::kFlagMapCached;
-  h.put(4, unknown, 9);
+  h.put(4, unknown, 150);
+  h.put(5, load(lane, 0xAB, true), 200);
+  h.put_with_halves(6, load(lane, 0x22, false), 300, 0x90);
+  h.put(2 * C + 1, load(lane, 0xCD, true), 400);
+  // Another thread: its records (50, 350) between the lane's; its cached load at site 9 (250)
+  // has no halves of its own thread.
+  h.put(C + 1, of_lane(other, 20, op_of(TraceOp::mbar_arrive)), 50);
+  h.put(C + 2, load(other, 0xEE, true), 250);
+  h.put(C + 3, of_lane(other, 21, op_of(TraceOp::mbar_arrive)), 350);
   // A record in a chunk whose header is missing.
-  h.put(2 * C + 1, as_lane(11, TraceOp::mbar_arrive), 12);
-  h.slots[2 * C] = Record{};
+  h.put(3 * C + 1, of_lane(lane, 11, op_of(TraceOp::mbar_arrive)), 120);
+  h.slots[3 * C] = Record{};
 
-  const std::vector<Record> got = tmakit::check::in_ticket_order(h.slots.data(), h.slots.size());
-  ASSERT_EQ(got.size(), 9u);
-  const TraceOp want_ops[9] = {TraceOp::tensor_map_lo, TraceOp::tensor_map_hi, TraceOp::tensor_load,
-                               TraceOp::tensor_map_lo, TraceOp::tensor_map_hi, TraceOp::tensor_load,
-                               TraceOp::tensor_map_lo, TraceOp::tensor_map_hi, TraceOp::tensor_load};
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(got[i].op, op(want_ops[i])) << i;
-    EXPECT_EQ(got[i].site, 9u) << i;
-    EXPECT_EQ(got[i].flags, 0) << i << ": the cached flag never leaves the host";
-    EXPECT_EQ(got[i].ctaid_x, 5u) << i;
-    EXPECT_EQ(got[i].tid_x, 33) << i;
-  }
-  for (size_t i : {3, 6}) {
-    EXPECT_EQ(std::memcmp(got[i].values, lo.values, 64), 0) << i;
-    EXPECT_EQ(std::memcmp(got[i + 1].values, hi.values, 64), 0) << i;
-  }
-  EXPECT_EQ(got[5].values[0], 0xAB);
-  EXPECT_EQ(got[8].values[0], 0xCD);
+  const std::vector<Record> got = tmakit::check::in_clock_order(h.slots.data(), h.slots.size());
+  // What the host should make of each cached load: map 1's or map 2's halves as the lane wrote
+  // them, then the load, its flag cleared.
+  Record cached_1 = h.wanted[5], cached_2 = h.wanted[2 * C + 1];
+  cached_1.flags = cached_2.flags = 0;
+  const Record* want[] = {&h.wanted[C + 1],                                   // 50
+                          &h.wanted[1], &h.wanted[2], &h.wanted[3],           // 100
+                          &h.wanted[1], &h.wanted[2], &cached_1,              // 200
+                          &h.wanted[6], &h.wanted[7], &h.wanted[8],           // 300
+                          &h.wanted[C + 3],                                   // 350
+                          &h.wanted[6], &h.wanted[7], &cached_2};             // 400
+  ASSERT_EQ(got.size(), std::size(want));
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_EQ(std::memcmp(&got[i], want[i], sizeof(Record)), 0)
+        << i << ": got site " << got[i].site << ", op " << got[i].op << ", values[0] " << int(got[i].values[0]);
+  for (const Record& r : got) EXPECT_EQ(r.flags, 0) << "the cached flag never leaves the host";
+  EXPECT_EQ(got[5].values[64 - 1], static_cast<uint8_t>(0x10 + 64 + 63));  // map 1's second half
+  EXPECT_EQ(got[12].values[0], 0x90 + 64);                                   // map 2's second half
+  EXPECT_EQ(got[6].values[0], 0xAB);
+  EXPECT_EQ(got[13].values[0], 0xCD);
+  EXPECT_EQ(got[13].ctaid_x, 5u);
+  EXPECT_EQ(got[13].tid_x, 33);
 }

@@ -298,7 +298,7 @@ TEST_F(CheckHooks, AFaultInInlinedCodeNamesTheUsersLine) {
 
 TEST_F(CheckHooks, NoEffectWithoutCheck) {
   const std::string original = read_file(kModule);
-  for (const std::string prefix : {std::string("env LD_PRELOAD=" WATCH_LIBRARY), std::string(TMAKIT_CLI) + " watch --"}) {
+  for (const std::string& prefix : {std::string("env LD_PRELOAD=" WATCH_LIBRARY), std::string(TMAKIT_CLI) + " watch --"}) {
     for (const std::string route : {"linked", "gpa", "library"}) {
       SCOPED_TRACE(prefix + " " + route);
       Outcome r = run(prefix, route + " " + kModule + " " + kKernel);

@@ -267,8 +267,9 @@ TEST_F(CheckPtxas, CmakeFunctionsEmbeddedModuleIsChecked) {
   EXPECT_EQ(read_file(dir_ / "loaded.txt"), embedded + '\0');
   EXPECT_EQ(err, "");
 
-  if (fs::exists("/usr/local/cuda/bin/ptxas"))  // the comment line is PTX like any other
+  if (fs::exists("/usr/local/cuda/bin/ptxas")) {  // the comment line is PTX like any other
     EXPECT_EQ(sh("/usr/local/cuda/bin/ptxas --gpu-name=sm_90a " + built.string() + " -o " + (dir_ / "e.cubin").string(),
                  &err), 0) << err;
+  }
 }
 #endif

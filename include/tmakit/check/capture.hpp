@@ -68,8 +68,8 @@ enum class RecordsIn { device, host };
 // How the launch ended, for TraceBuffer::collect.
 enum class LaunchEnd { finished, running, faulted };
 
-// The records and the modules whose `__tmakit_trace` words point at them: the record slots,
-// their tickets and the counters (include/tmakit/instrument/trace.hpp). Not thread-safe: one
+// The records and the modules whose `__tmakit_trace` words point at them: the record slots
+// and the counters (include/tmakit/instrument/trace.hpp). Not thread-safe: one
 // launch at a time.
 class TraceBuffer {
  public:
@@ -88,7 +88,7 @@ class TraceBuffer {
   // instrumented code alone).
   void stop_recording();
   // Clears what the last launch wrote: the record slots of the chunks it took (all of them when
-  // that is unknown: no collect() since, or a fault), their tickets, the counters. Device memory
+  // that is unknown: no collect() since, or a fault) and the counters. Device memory
   // is cleared on `stream`, the launch's, so the clearing is ordered before the launch whatever
   // stream it uses.
   void reset(void* stream = nullptr);
@@ -97,22 +97,15 @@ class TraceBuffer {
   // why) when they cannot be read: a fault in device memory, or a copy that failed or did not
   // finish; then written() is empty.
   bool collect(LaunchEnd end, double wait_s, std::string* why);
-  // The tickets the launch's clusters have reserved so far: at least every record it made, kept
-  // or dropped (lanes reserve them eight at a time; device memory: only after the launch
-  // finished, never during a hang); nullopt when unreadable. made() counts the records.
-  std::optional<uint64_t> read_next();
-  // The same, as the last collect() read it.
+  // The records the last collect() found the launch made, kept or dropped (past the capacity).
   std::optional<uint64_t> made() const { return collected_ ? std::optional<uint64_t>(made_) : std::nullopt; }
-  // The next launch's traced clusters (the launch's, or those --ctas names) each take tickets
-  // from a counter of their own (trace.hpp, words 4 and 5), from the next attach() on; 0: one.
-  void plan_clusters(uint64_t clusters);
   // Records the last launch collected made but the capacity could not hold.
   std::optional<uint64_t> dropped() const {
     return collected_ ? std::optional<uint64_t>(made_ - std::min<uint64_t>(made_, copied_.size())) : std::nullopt;
   }
 
-  // The records with op != 0, each cluster's in ticket order (by linear %clusterid, the
-  // clusters one after another; records without a ticket after their cluster's, in slot order):
+  // The records with op != 0, each cluster's in clock order (in_clock_order; by linear
+  // %clusterid, the clusters one after another):
   // what collect() read, or for host-mapped records not yet collected, the buffer as it is now.
   std::vector<instrument::Record> written() const;
   size_t capacity() const { return capacity_; }
@@ -136,19 +129,18 @@ class TraceBuffer {
   void fill(const Block& b, size_t bytes, unsigned char value, void* stream);
   bool attach_found(int lookup, const char* holder, CUdeviceptr words, size_t bytes, std::string* why);
   bool set_words(CUdeviceptr words, size_t bytes, std::string* why);
-  size_t counters_bytes() const { return instrument::ticket_counter_word(counter_count_) * 4; }
+  static constexpr size_t counters_bytes() { return instrument::kCounterWords * 4; }
   // The counters as they are now (host-mapped: read in place; device: a copy, which waits for
   // the launch); nullopt when the copy fails.
   std::optional<std::vector<uint32_t>> counters_now() const;
   DriverCalls driver_;
   RecordsIn where_ = RecordsIn::host;
   Block records_, counters_;                  // trace.hpp: the slots, the counters
-  uint64_t counter_count_ = 1;                // ticket counters in counters_
   instrument::Record* staging_ = nullptr;     // device: pinned host memory for the copy of a running launch
   void* copy_stream_ = nullptr;               // device: a non-blocking stream of the trace's own
   std::vector<instrument::Record> copied_;    // what collect() read, ordered
   bool collected_ = false;
-  uint64_t made_ = 0;                         // tickets taken, as collect() read the counters
+  uint64_t made_ = 0;                         // records made, as collect() counted them
   std::optional<uint64_t> used_chunks_;       // chunks the last collected launch took (reset() clears those)
   size_t capacity_ = 0;
   uint64_t clusters_word_ = 0;
@@ -156,9 +148,12 @@ class TraceBuffer {
   bool recording_ = false;             // an attach() set a records address since stop_recording()
 };
 
-// A cluster's records in ticket order (TraceBuffer::written): `n` slots as the device left them,
-// each record's ticket word in it (trace.hpp). Records of op 0 (unused slots) are left out.
-std::vector<instrument::Record> in_ticket_order(const instrument::Record* slots, size_t n);
+// The records in order (TraceBuffer::written): `n` slots as the device left them (trace.hpp:
+// chunk headers, each record's clock in its slot) into records with their ids, the clusters one
+// after another (by %clusterid z, y, x), each cluster's records by clock, ties by slot;
+// records whose clock is not there yet (a copy made while the kernel ran) after their
+// cluster's, by slot. Records of op 0 (unused slots) are left out.
+std::vector<instrument::Record> in_clock_order(const instrument::Record* slots, size_t n);
 
 // One launch, as meta.json says it.
 struct LaunchInfo {
@@ -167,7 +162,7 @@ struct LaunchInfo {
   uint64_t dynamic_smem = 0;
   std::string outcome = "completed";  // completed | timeout | fault | launch_error
   std::string driver_result = "CUDA_SUCCESS";
-  std::optional<uint64_t> next;        // the records the launch made (its tickets), when known
+  std::optional<uint64_t> next;        // the records the launch made, when known
   double timeout_s = 0;                // for a timeout
   uint32_t clusters_traced[2] = {0, 0};  // --ctas: [first, end) by linear %clusterid; end 0: all
   std::string target = "sm_90a";

@@ -13,13 +13,12 @@ namespace tmakit::instrument {
 //   [0] the address of the records (device or host-mapped memory); 0 = tracing off, nothing is
 //       written
 //   [1] capacity, in records (a multiple of kChunkRecords)
-//   [2] unused (0): a record's ticket word is in its own slot (kTicketWordAt)
+//   [2] unused (0)
 //   [3] the clusters traced (`tmakit check --ctas`): linear %clusterid in [low 32 bits, high 32
 //       bits); 0 traces every cluster. A launch without clusters has one CTA a cluster.
 //   [4] the address of the counters, 32-bit words: [0] the next chunk, [1] the records made
-//       but not written (past the capacity), [ticket_counter_word(k)] the tickets the k-th
-//       traced cluster (by linear %clusterid less the first traced) handed out
-//   [5] how many ticket counters word 4 has (a cluster past them counts on the last)
+//       but not written (past the capacity)
+//   [5] unused (0)
 //
 // Where a record goes and where it stands in the order are apart, so that writing one never
 // waits on an atomic's answer (a global atomic's round trip before each record made a CUTLASS
@@ -31,81 +30,33 @@ namespace tmakit::instrument {
 //     records after it leave their id fields zero, and the host fills them from the header.
 //     A lane's records fill its chunk in program order. Slots a chunk leaves unused stay zero
 //     (op none). Chunks past the capacity are counted, their records not written.
-//   - Order: each lane that writes a record reserves kTicketReservation tickets from its
-//     cluster's counter with an atom.add of its own, and its records take them in turn until
-//     they run out or the lane acquires: a wait's record (written after the wait returned)
-//     reserves afresh, and a CTA or cluster barrier, and any instruction the trace does not
-//     hold that can order the lane after other threads (bar.warp.sync, shfl, vote, elect,
-//     match, redux, fences, atomics, acquire or volatile loads, a call), ends the lane's
-//     reservation. A warp record of several lanes (which stands for each) is written under a
-//     fresh reservation of the writer's and ends the other lanes' reservations; the next record
-//     of each other voter takes the reservation's last ticket (a barrier's warp record keeps
-//     none, as the barrier ends every reservation): the voters' next records share it, which
-//     orders none of them before another, as nothing orders them so. So a record's ticket is above
-//     those of every record that happens before it, and never below one that happens after.
-//     Tickets are a total order of a cluster's records, with gaps (tickets reserved and never
-//     used) and ties (records no synchronisation orders). A record's ticket word, bytes 8..11 of
-//     its slot (kTicketWordAt: where a chunk's header has its ids, which the records after it
-//     leave free), written with its head:
-//       * at a reservation's first record (its anchor), the reservation's first ticket plus
-//         one: an absolute word (below kRelativeTicket; 0, what a slot holds before its word is
-//         written or seen, is none, so a copy made while the kernel runs never reads an unseen
-//         word as ticket 0), written when the lane leaves the reservation:
-//         where it reserves again or takes a shared warp record's last ticket, at a barrier's
-//         record, or before its function returns (the atomic has long answered by then),
-//         kNoTicket until then;
-//       * at each later record taking tickets from it, a relative word written with the record:
-//         kRelativeTicket + (the anchor's slot << kRelativeSlotAt) + (its last ticket less the
-//         first less one); the host resolves it from the anchor's word (a relative word whose
-//         anchor has none has none).
-//     A record whose ticket never came (its lane faulted or hung in code the trace does not
-//     hold before it reserved again) follows the ticketed ones of its cluster. A tensor operation takes
-//     three tickets, for its map's two halves and its own record, whether or not it writes the
-//     halves: a lane writes them where the same site last read another map address (or none
-//     since the function began or since a tensormap fence or change of the thread's); else
-//     the operation's record alone, flagged kFlagMapCached, and the host puts in the halves
-//     the lane last wrote at that site. Its relative word (or kNoTicket) is its own record's;
-//     the halves' heads carry none, but where it is an anchor and wrote them, its absolute
-//     word goes to its first slot's (the first half's, whose head writes kNoTicket there): an
-//     anchor's slot, which relative words name, is its first, and its first ticket the first
-//     half's.
-// The host orders a cluster's records by ticket (TraceBuffer::written); the replay needs the
-// order within a cluster only. Counter 1 counts the records made past the capacity.
+//   - Order: each record holds the SM's cycle counter (%clock64), read where the record is
+//     made: before the instruction for a record written before it, after it for one written
+//     after it (a wait's), in bytes 8..15 of its slot (kClockAt: where a chunk's header has its
+//     ids, which the records after it leave free). A map's halves hold none: they stand just
+//     before their operation's record, in its chunk, and share its clock. The SMs of a cluster
+//     read one clock (on the H200, within 7 cycles of each other after a cluster barrier:
+//     tests/gpu/check/order_clock_probe.cu), and anything that orders one thread after another
+//     takes far longer than that, so a record's clock is above those of every record that
+//     happens before it. Records of one lane read it in program order. (Tickets from a counter
+//     a cluster, the order before, cost a fifth of a traced CUTLASS GEMM's time.)
+// The host orders a cluster's records by clock, ties by slot (in_clock_order); the replay needs
+// the order within a cluster only. Counter 1 counts the records made past the capacity.
 inline constexpr std::string_view kTraceSymbol = "__tmakit_trace";
 inline constexpr size_t kTraceWords = 6;
 inline constexpr size_t kTraceRecordsWord = 0, kTraceCapacityWord = 1, kTraceUnusedWord = 2, kTraceClustersWord = 3,
-                        kTraceCountersWord = 4, kTraceCounterCountWord = 5;
+                        kTraceCountersWord = 4;
 // 64: one record in 64 waits for the chunk counter's answer, a counter every writing lane of the
 // GPU bumps (at 16 a chunk, its contention made a 4096³ CUTLASS GEMM slower than one atomic a
 // record on per-cluster counters); a lane that records once still takes 8 KiB of the buffer.
 inline constexpr uint32_t kChunkRecords = 64;
-// The most record slots a trace buffer has (`tmakit check --capacity`): a slot number fits the
-// 26 bits a relative ticket word and a lane's pending word keep for it, below the value they
-// use for "none" (one chunk less than 2^26).
-inline constexpr uint64_t kMaxCapacity = (uint64_t{1} << 26) - kChunkRecords;  // kRelativeSlotBits, below
-inline constexpr uint32_t kNoTicket = 0xFFFFFFFF;
-// Where a record's ticket word is (Order, above): the ids' first bytes, which only a chunk's header writes.
-inline constexpr size_t kTicketWordAt = 8;
-// The counters (word 4) in 128-byte lines of 32 words: the first holds the next chunk and the
-// records dropped; cluster k's ticket counter is the first word of line k + 1, alone on it.
-// (Packed next to each other, every cluster's counter sat in one L2 line, which took every
-// ticket atomic of the launch. The ticket atomics are about a tenth of a traced CUTLASS GEMM's
-// time; apart, its 4096^3 launch went from 1.292-1.300 to 1.267-1.287 ms on the H100.)
-inline constexpr size_t kDroppedCounter = 1, kCounterLineWords = 32;
-constexpr size_t ticket_counter_word(size_t cluster) { return kCounterLineWords * (cluster + 1); }
-// Tickets a lane reserves at once (Order, above): a pipeline's producer takes those of a
-// k-block's wait, arrive and two tensor copies (1 + 1 + 3 + 3) with one atomic.
-inline constexpr uint32_t kTicketReservation = 8;
-// A relative ticket word (Order, above): kRelativeTicket set, the anchor's slot from bit
-// kRelativeSlotAt (kRelativeSlotMask: none), the record's last ticket less the anchor's first
-// less one below it. Real tickets stay below kRelativeTicket (a cluster's counter is far from
-// 2^31), and the largest relative word is below kNoTicket.
-inline constexpr uint32_t kRelativeTicket = 1u << 31, kRelativeSlotAt = 5, kRelativeSlotBits = 26,
-                          kRelativeSlotMask = (1u << kRelativeSlotBits) - 1;
-static_assert(kTicketReservation - 1 < 1u << kRelativeSlotAt, "a place in the reservation fits below the slot");
-static_assert(uint64_t{kRelativeTicket} + (uint64_t{kRelativeSlotMask} << kRelativeSlotAt) + kTicketReservation < kNoTicket,
-              "every relative word is below the no-ticket value");
-static_assert(kMaxCapacity <= kRelativeSlotMask, "every slot is below the none value");
+// The most record slots a trace buffer has (`tmakit check --capacity`): 8 GiB of records (one
+// chunk less than 2^26 slots).
+inline constexpr uint64_t kMaxCapacity = (uint64_t{1} << 26) - kChunkRecords;
+// Where a record's clock is (Order, above): 8 bytes where a chunk's header has its ids.
+inline constexpr size_t kClockAt = 8;
+// The counters (word 4): the next chunk and the records dropped, in one 128-byte line.
+inline constexpr size_t kDroppedCounter = 1, kCounterWords = 32;
 
 // What a record reports. Numbered for good: recorded traces keep their meaning.
 enum class TraceOp : uint16_t {
@@ -122,7 +73,7 @@ enum class TraceOp : uint16_t {
   shared_store = 24,  // an ordinary st…shared… (generic proxy), for the proxy-fence check
   // Companions of a tensor operation's record (tensor_load/store/reduce/prefetch) and of
   // tensormap_replace/cp_fenceproxy: the same thread, the same site, the two records just
-  // before it (one reservation of three), holding the 128 bytes of the map the instruction
+  // before it, in its chunk, holding the 128 bytes of the map the instruction
   // reads (its own address; tensormap.cp_fenceproxy: the source in shared memory, the bytes
   // it installs; tensormap.replace: the map before the change). values[0..63] = bytes 0..63
   // (tensor_map_lo) or 64..127 (tensor_map_hi). The replay tells maps apart by these bytes.
@@ -167,8 +118,8 @@ inline constexpr uint16_t kFlagMapCached = 4;
 
 // One record, as the device writes it (little-endian, 128 bytes, 128-byte aligned), and as
 // trace.bin holds it. The ids (bytes 8..31) the device writes in a chunk's header only (op
-// lane_ids); the records after it leave them zero but for their ticket word (bytes 8..11,
-// kTicketWordAt), and the host fills them in. The values are the
+// lane_ids); the records after it leave them zero but for their clock (bytes 8..15, kClockAt),
+// and the host fills them in. The values are the
 // instruction's operands in the order the table lists them; where each sits (offset, element
 // size and count) is in the site table (`OUT.sites.json`), so the record needs no per-form
 // decoding rules beyond that:
@@ -184,7 +135,7 @@ inline constexpr uint16_t kFlagMapCached = 4;
 //   - an mbarrier arrive's returned state is written after the instruction.
 struct Record {
   uint32_t site;            // index into the site table
-  uint16_t op;              // TraceOp; written last (one 64-bit store with site and flags)
+  uint16_t op;              // TraceOp; written last (one 16-byte store with site, flags and the clock)
   uint16_t flags;           // kFlag*
   uint32_t ctaid_x;         // %ctaid
   uint16_t ctaid_y, ctaid_z;
@@ -197,7 +148,7 @@ struct Record {
 static_assert(sizeof(Record) == 128);
 inline constexpr size_t kRecordBytes = sizeof(Record);
 inline constexpr size_t kValuesOffset = offsetof(Record, values);
-static_assert(kTicketWordAt == offsetof(Record, ctaid_x), "a record's ticket word is where its header has ctaid.x");
+static_assert(kClockAt == offsetof(Record, ctaid_x), "a record's clock is where its header has ctaid.x");
 // Bytes of the tensor map each companion record (tensor_map_lo/hi) holds in `values`.
 inline constexpr size_t kMapHalfBytes = 64;
 inline constexpr size_t kMapBytes = 2 * kMapHalfBytes;

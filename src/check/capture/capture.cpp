@@ -154,24 +154,6 @@ TraceBuffer::~TraceBuffer() {
   if (copy_stream_ != nullptr && driver_.stream_destroy != nullptr) driver_.stream_destroy(copy_stream_);
 }
 
-void TraceBuffer::plan_clusters(uint64_t clusters) {
-  clusters = std::clamp<uint64_t>(clusters, 1, capacity_);  // never more counters than records
-  if (clusters == counter_count_) return;
-  Block bigger;
-  std::string why;
-  const uint64_t before = counter_count_;
-  counter_count_ = clusters;
-  if (!allocate(bigger, counters_bytes(), &why)) {  // keep the counters there are (clusters share the last)
-    release(bigger);
-    counter_count_ = before;
-    return;
-  }
-  release(counters_);
-  counters_ = bigger;
-  fill(counters_, counters_bytes(), 0, copy_stream_);
-  if (copy_stream_ != nullptr) driver_.stream_synchronize(copy_stream_);
-}
-
 bool TraceBuffer::set_words(CUdeviceptr words, size_t bytes, std::string* why) {
   if (bytes < instrument::kTraceWords * 8) {
     if (why) *why = fmt::format("{} is {} bytes, not {}", instrument::kTraceSymbol, bytes, instrument::kTraceWords * 8);
@@ -182,7 +164,6 @@ bool TraceBuffer::set_words(CUdeviceptr words, size_t bytes, std::string* why) {
   w[instrument::kTraceCapacityWord] = capacity_;
   w[instrument::kTraceClustersWord] = clusters_word_;
   w[instrument::kTraceCountersWord] = counters_.device;
-  w[instrument::kTraceCounterCountWord] = counter_count_;
   if (int r = driver_.memcpy_htod(words, w.data(), sizeof w); r != 0) {
     if (why) *why = fmt::format("cuMemcpyHtoD to {} failed: {}", instrument::kTraceSymbol, result_name(driver_, r));
     return false;
@@ -241,16 +222,6 @@ void TraceBuffer::reset(void* stream) {
   made_ = 0;
 }
 
-namespace {
-// Every record the counters' clusters made: the sum of the ticket counters (trace.hpp, word 4).
-uint64_t tickets_taken(const std::vector<uint32_t>& counters) {
-  uint64_t made = 0;
-  for (size_t k = 0; instrument::ticket_counter_word(k) < counters.size(); ++k) made += counters[instrument::ticket_counter_word(k)];
-  return made;
-}
-
-}  // namespace
-
 std::optional<std::vector<uint32_t>> TraceBuffer::counters_now() const {
   std::vector<uint32_t> counters(counters_bytes() / 4);
   if (counters_.host != nullptr) std::memcpy(counters.data(), counters_.host, counters_bytes());
@@ -275,7 +246,7 @@ bool TraceBuffer::collect(LaunchEnd end, double wait_s, std::string* why) {
   // ordinary copy; one still running on the trace's own non-blocking stream, which the kernel's
   // stream does not hold back, through pinned staging memory (a copy that can overlap a kernel
   // needs page-locked host memory); what the kernel writes meanwhile may come or not (a record
-  // whose `op` reads zero is left out, one whose ticket did not come follows its cluster's).
+  // whose `op` reads zero is left out, one whose clock did not come follows its cluster's).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
   const Copy mapped = [&](CUdeviceptr from, size_t bytes, void* into) {
     for (const Block* b : {&records_, &counters_})
@@ -319,27 +290,21 @@ bool TraceBuffer::collect(LaunchEnd end, double wait_s, std::string* why) {
   std::vector<instrument::Record> records(slots);
   if (slots && !copy(records_.device, slots * instrument::kRecordBytes, records.data())) return lost(failed);
   // Records made: those in the slots (a tensor operation three, its halves written or not) and
-  // those counted past the capacity (counter 1). Tickets are reserved eight at a time, so their
-  // count says only that at most that many were made (trace.hpp).
+  // those counted past the capacity (counter 1).
   made_ = counters.size() > instrument::kDroppedCounter ? counters[instrument::kDroppedCounter] : 0;
   for (const instrument::Record& r : records)
     if (r.op != 0 && r.op != static_cast<uint16_t>(instrument::TraceOp::lane_ids)) made_ += (r.flags & instrument::kFlagMapCached) ? 3 : 1;
-  copied_ = in_ticket_order(records.data(), slots);
+  copied_ = in_clock_order(records.data(), slots);
   used_chunks_ = chunks;
   collected_ = true;
   return true;
-}
-
-std::optional<uint64_t> TraceBuffer::read_next() {
-  const auto counters = counters_now();
-  return counters ? std::optional<uint64_t>(tickets_taken(*counters)) : std::nullopt;
 }
 
 std::vector<instrument::Record> TraceBuffer::written() const {
   if (collected_ || where_ == RecordsIn::device) return copied_;
   // Host-mapped and not collected: the buffer as it is now, every slot (the chunk count may be
   // unknown to whoever wrote them).
-  return in_ticket_order(static_cast<const instrument::Record*>(records_.host), capacity_);
+  return in_clock_order(static_cast<const instrument::Record*>(records_.host), capacity_);
 }
 
 }  // namespace tmakit::check

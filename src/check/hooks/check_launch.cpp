@@ -268,13 +268,6 @@ int check_launch(void* function, const LaunchShape& shape, const std::function<i
   std::array<unsigned, 3> cluster{shape.cluster[0], shape.cluster[1], shape.cluster[2]};
   if (cluster[0] * cluster[1] * cluster[2] == 1)
     if (auto c = required_cluster(mod.ptx, fn->name)) cluster = *c;
-  // Each traced cluster counts its own records (trace.hpp, word 4): the launch's clusters, or
-  // those --ctas names.
-  const uint64_t launch_clusters = uint64_t{shape.grid[0]} * shape.grid[1] * shape.grid[2] /
-                                   std::max<uint64_t>(1, uint64_t{cluster[0]} * cluster[1] * cluster[2]);
-  trace->plan_clusters(clusters.second ? std::min<uint64_t>(clusters.second, launch_clusters) -
-                                             std::min<uint64_t>(clusters.first, launch_clusters)
-                                       : launch_clusters);
   const bool attached = mod.kind == ModuleKind::module
                             ? trace->attach(static_cast<CUmodule>(mod.handle), &why)
                             : trace->attach_library(static_cast<CUlibrary>(mod.handle), &why);

@@ -2,7 +2,8 @@
 // tickets: (1) how far apart the clocks of a cluster's SMs read right after a cluster barrier
 // (each CTA leaves the barrier at about the same instant), and whether that offset holds from one
 // barrier to the next; (2) the global timer's step; (3) what a read of each costs a warp.
-// Prints one line a fact; docs/check.md (Cost, order by time) quotes it.
+// Prints one line a fact; docs/check.md ("How the module is changed", Order) quotes it. Built and run by
+// scripts/check-real-device.sh (REAL_PARTS=clock).
 #include <cooperative_groups.h>
 #include <cstdint>
 #include <cstdio>
