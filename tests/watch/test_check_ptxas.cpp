@@ -93,9 +93,9 @@ TEST_F(CheckPtxas, TritonsRouteUnderTmakitCheck) {
   EXPECT_NE(err.find("1 launch checked"), std::string::npos) << err;
 }
 
-// The functions' plain copies on Triton's route: only with --plain-copy on (TMAKIT_CHECK_PLAIN_COPY=on);
-// under auto, even with --launches, the module is instrumented without them.
-TEST_F(CheckPtxas, PlainCopiesOnlyWhenAskedFor) {
+// The functions' plain copies on Triton's route, as for modules the program loads: with --plain-copy
+// on, and under auto where some calls record nothing (--launches N, --ctas); never with off.
+TEST_F(CheckPtxas, PlainCopiesWhereCallsGoUnrecorded) {
   const std::string in = (dir_ / "kernel.ptx").string(), out = (dir_ / "o.cubin").string();
   auto assembled = [&](const std::string& env) {
     std::string err;
@@ -109,8 +109,10 @@ TEST_F(CheckPtxas, PlainCopiesOnlyWhenAskedFor) {
     return std::string("\x7f" "ELF") + *tmakit::check::add_module_id(inst.text, &id);
   };
   EXPECT_EQ(assembled("TMAKIT_CHECK_PLAIN_COPY=on"), expected(true));
-  EXPECT_EQ(assembled("TMAKIT_CHECK_PLAIN_COPY=auto TMAKIT_CHECK_LAUNCHES=1"), expected(false));
-  EXPECT_EQ(assembled("TMAKIT_CHECK_PLAIN_COPY=off"), expected(false));
+  EXPECT_EQ(assembled("TMAKIT_CHECK_PLAIN_COPY=auto TMAKIT_CHECK_LAUNCHES=1"), expected(true));
+  EXPECT_EQ(assembled("TMAKIT_CHECK_PLAIN_COPY=auto TMAKIT_CHECK_CTAS=0-2"), expected(true));
+  EXPECT_EQ(assembled("TMAKIT_CHECK_PLAIN_COPY=auto TMAKIT_CHECK_LAUNCHES=0"), expected(false));
+  EXPECT_EQ(assembled("TMAKIT_CHECK_PLAIN_COPY=off TMAKIT_CHECK_LAUNCHES=1"), expected(false));
   EXPECT_NE(expected(true), expected(false));
 }
 

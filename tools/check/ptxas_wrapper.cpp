@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "check_session.hpp"  // check_wants_plain_copy: the same choice as for modules the program loads
 #include "tmakit/check/capture.hpp"
 #include "tmakit/check/ptx_filter.hpp"
 #include "tmakit/instrument/instrument.hpp"
@@ -46,12 +47,6 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
-// Whether the modules carry their functions' plain copies: only with tmakit check's
-// --plain-copy on (the environment it sets, docs/check.md). Under auto, Triton's route keeps
-// none: its kernels run traced in about their plain time, so unchecked launches gain little, and
-// the copies have not yet been run on the GPU by this route (only assembled: the corpus's Triton
-// modules, InstrumentCorpus.PtxasAcceptsEveryInstrumentedModule).
-bool plain_copies_asked() { return env("TMAKIT_CHECK_PLAIN_COPY") == "on"; }
 
 // Triton's bundled tool, from the interpreter of the Python process that runs us. The
 // interpreter runs from an argument vector (no shell: its path may hold any character),
@@ -177,7 +172,7 @@ fs::path instrument_input(const fs::path& input, const fs::path& source, const f
   const std::string text = read_file(source, &ok);
   if (!ok) return why = "cannot read " + source.string(), fs::path{};
   auto res = tmakit::instrument::instrument_module(text, input.string(), tmakit::instrument::OpSet::all,
-                                                     plain_copies_asked());
+                                                     tmakit::watch::check_wants_plain_copy());
   if (res.status != 0) {
     why = res.diags.empty() ? "not instrumented" : tmakit::format(res.diags.front());
     return {};
@@ -206,7 +201,7 @@ int embed(const fs::path& in, const fs::path& out) {
   const std::string text = read_file(in, &ok);
   if (!ok) return std::fprintf(stderr, "tmakit-ptxas: cannot read %s\n", in.c_str()), 2;
   auto res = tmakit::instrument::instrument_module(text, in.string(), tmakit::instrument::OpSet::all,
-                                                     plain_copies_asked());
+                                                     tmakit::watch::check_wants_plain_copy());
   for (const auto& d : res.diags) std::fprintf(stderr, "%s\n", tmakit::format(d).c_str());
   if (res.status != 0) return std::fprintf(stderr, "tmakit-ptxas: %s cannot be instrumented\n", in.c_str()), 1;
   const std::string sites = nlohmann::json::parse(tmakit::instrument::sites_json(res.sites)).dump();
