@@ -74,7 +74,7 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
   // record). The lanes executing the site together are the active mask, so the `.sync`
   // instructions below wait for no one else.
   const int records = plan.map ? 3 : 1;
-  const std::string head_reg = w.d(next_d++);  // the record's first 8 bytes, where they vary
+  const std::string head_reg = w.d(next_d++);  // the record's first 8 bytes
   const uint32_t warp_at = lanes_at(plan);
   const std::string alone = w.p(14);          // one voter: the same in every lane of the warp
   const std::string uniform = w.p(4);
@@ -121,11 +121,9 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     if (warp_at) {
       // A warp record when every voter's values agree (match.all.sync over the voters, who all
       // run it: it is guarded by `on`) and so does a wait's outcome: one record, written by the
-      // highest voter, its lane mask beside the values. The highest, not the lowest: a kernel's
-      // elected lane is mostly its warp's lowest (elect.sync, lane 0), and where that lane then
-      // releases at cluster scope (CUTLASS's consumers arrive on the producers' empty barriers
-      // from lanes 0, 8, 16 and 24), its release waits for its earlier global writes, the
-      // record's atomic and stores among them.
+      // highest voter, its lane mask beside the values. (The highest, not the lowest, was 2 %
+      // faster on CUTLASS 48 with the ticket order, docs/check.md: a kernel's elected lane is
+      // mostly its warp's lowest, which goes on to issue the warp's copies and releases.)
       l.push_back("vote.sync.ballot.b32 " + voters + ", " + on + ", " + mask + ";");
       l.push_back("mov.pred " + uniform + ", " + on + ";");
       // A lone voter's record is a warp record as it stands (a producer's elected lane, a

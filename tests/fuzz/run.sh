@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target (clang, ASan + UBSan: a target of the sanitized build, tests/fuzz/CMakeLists.txt)
 # for SECONDS, starting from the seed corpus, and says what it spent.
-# Usage: run.sh ptx|scenario|cli|watch|trace|fatbin SECONDS [FUZZ_DIR]
+# Usage: run.sh ptx|scenario|cli|watch|trace|slots|fatbin SECONDS [FUZZ_DIR]
 # FUZZ_DIR: where the sanitized build put the fuzzers, and the working corpora (default build-asan/fuzz).
 set -euo pipefail
 target=$1; seconds=$2
@@ -24,6 +24,9 @@ elif [ "$target" = trace ]; then
   cp "$root"/tests/fuzz/seeds_trace/* "$out/corpus_$target/"
 elif [ "$target" = fatbin ]; then
   cp "$root"/tests/watch/fatbin/*.fatbin "$out/corpus_$target/"
+elif [ "$target" = slots ]; then
+  # Records as the host keeps them (no chunk headers: the fuzzer makes its own), two chunks' worth.
+  head -c 16384 "$root"/tests/vectors/check/ring-refill/trace.bin > "$out/corpus_$target/ring"
 elif [ "$target" = watch ]; then
   printf '\000\007\002\000\000\000\000\000' > "$out/corpus_$target/seed"
 else
@@ -33,6 +36,7 @@ else
 fi
 max_len=4096
 [ "$target" = trace ] && max_len=32768
+[ "$target" = slots ] && max_len=24576  # three chunks of 64 slots
 [ "$target" = fatbin ] && max_len=8192  # the seed fatbins are 5-7 KB  # a trace directory's four files, the site table the largest
 echo "fuzz_$target: fuzzing for ${seconds}s from $(ls "$out/corpus_$target" | wc -l) inputs"
 "$bin" -artifact_prefix="$out/" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len "$out/corpus_$target" 2>&1 | tail -5

@@ -472,6 +472,24 @@ TEST(CheckCapture, ChunksPastTheCapacityAreDropped) {
 // their cluster's clocked ones, by slot. A map's halves hold no clock and stay right before
 // their operation (a tensor operation's, tensormap.replace's). Each record gets its chunk's
 // header's ids; a record whose chunk has no header is left out, and so is every header.
+// What a faulty kernel may leave where records belong (fuzz_slots found the first): a chunk
+// header's op anywhere but a chunk's first slot, and a record's op where a header belongs. Neither
+// is a record; the chunk without its header loses its records as one never headed does.
+TEST(CheckCapture, HeadersOutOfPlaceAreNoRecords) {
+  ByHand h(2 * C);
+  Record a = in_cluster(0, 0, 0);
+  h.put(1, of_lane(a, 1, 10), 10);
+  h.put(2, of_lane(a, 2, 11), 20);
+  h.put(3, of_lane(a, 3, 12), 30);
+  h.slots[2].op = op_of(TraceOp::lane_ids);  // a header in the middle of chunk 0
+  Record b = a;
+  b.tid_x = 1;
+  h.put(C + 1, of_lane(b, 4, 10), 5);
+  h.slots[C] = h.slots[C + 1];  // chunk 1's first slot holds a record, not a header
+  const std::vector<Record> got = tmakit::check::in_clock_order(h.slots.data(), h.slots.size());
+  expect_slots(got, h, {1, 3});
+}
+
 TEST(CheckCapture, EachClusterInTurnByClockTiesBySlot) {
   ByHand h(8 * C);
   Record p1{}, p2{}, p3{}, q1{}, q2{}, r1{};

@@ -31,10 +31,15 @@ void fill_ids(std::vector<Record>& records) {
     const size_t end = std::min(records.size(), c + instrument::kChunkRecords);
     for (size_t s = c + 1; s < end; ++s) {
       if (records[s].op == 0) continue;
+      // A header anywhere but a chunk's first slot is no record (a kernel wrote over the buffer).
+      if (is(records[s], TraceOp::lane_ids)) {
+        records[s].op = 0;
+        continue;
+      }
       if (header) std::memcpy(reinterpret_cast<char*>(&records[s]) + kIdsAt, reinterpret_cast<const char*>(&records[c]) + kIdsAt, kIdsBytes);
       else records[s].op = 0;
     }
-    if (header) records[c].op = 0;
+    records[c].op = 0;  // a header, or what a faulty kernel wrote where one belongs: no record
   }
 }
 
