@@ -42,7 +42,7 @@ std::vector<std::string> function_prologue(RegCounts regs, const std::string& pr
   // Whether the lane's cluster is traced: tracing is on (a counters address, word 4) and the
   // cluster is among those word 3 names (`tmakit check --ctas`: [low half, high half) by linear
   // %clusterid; a launch without clusters has each CTA its own; 0 traces every cluster).
-  // Looked up once a call, not at each record: seven special-register reads.
+  // Looked up once a call, not at each record: five special-register reads.
   Writer w(prefix);
   std::vector<std::string> setup;
   {
