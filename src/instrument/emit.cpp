@@ -279,30 +279,25 @@ Code emit_site(const Plan& plan, uint32_t id, const std::string& prefix, int map
     }
   }
   // The first 16 bytes last: site, op, flags and the clock in one store, so a record whose op is
-  // set is whole as far as this thread's stores reach the host in order.
+  // set is whole as far as this thread's stores reach the host in order. The head is made in
+  // its register, which the store takes with the clock.
   const uint64_t head = id | uint64_t(plan.op) << 32;
-  std::string head_value = std::to_string(head);
   if (!plan.wait_result.empty()) {
-    head_value = head_reg;
     rec_lines.push_back("selp.b64 " + head_reg + ", " + std::to_string(head | uint64_t(kFlagWaitComplete) << 48) + ", " +
                         std::to_string(head) + ", " + plan.wait_result + ";");
-  }
-  if (map_slot >= 0) {  // no wait result, no warp record: a tensor operation
-    head_value = head_reg;
+  } else if (map_slot >= 0) {  // a tensor operation: no wait result, no warp record
     rec_lines.push_back("selp.b64 " + head_reg + ", " + std::to_string(head) + ", " +
                         std::to_string(head | uint64_t(kFlagMapCached) << 48) + ", " + map_miss + ";");
+  } else {
+    rec_lines.push_back("mov.b64 " + head_reg + ", " + std::to_string(head) + ";");
   }
-  if (warp_at) {
-    if (head_value != head_reg) rec_lines.push_back("mov.b64 " + head_reg + ", " + head_value + ";");
-    head_value = head_reg;
+  if (warp_at)
     rec_lines.push_back("@" + uniform + " or.b64 " + head_reg + ", " + head_reg + ", " + std::to_string(uint64_t(kFlagWarp) << 48) + ";");
-  }
   // The record's clock (trace.hpp, Order), read last: after every value the record holds, so
   // after the instruction where the record follows it. (In a store of its own the clock cost
   // CUTLASS 48's 4096^3 launch 2 % more, docs/check.md.)
   static_assert(kClockAt == 8, "the clock's 8 bytes follow the head's");
   const std::string clock = w.d(next_d++);
-  if (head_value != head_reg) rec_lines.push_back("mov.b64 " + head_reg + ", " + head_value + ";");
   rec_lines.push_back("mov.u64 " + clock + ", %clock64;");
   rec_lines.push_back("@" + write + " st.global.v2.b64 [" + rec + "], {" + head_reg + ", " + clock + "};");
   rec_lines.push_back(skip + ":");

@@ -314,8 +314,8 @@ Result instrument_module(std::string_view text, const std::string& file, OpSet o
     if (current == SIZE_MAX) continue;
     const ptx::Function& fn = m.module.functions[current];
     note_call(p.statement, facts[current]);
-    if (const std::string_view mn = p.statement.mnemonic(); mn.starts_with("fence.proxy.tensormap") || mn.starts_with("tensormap.") || mn == "call" ||
-             mn == "call.uni")
+    if (const std::string_view mn = p.statement.mnemonic();
+        mn.starts_with("fence.proxy.tensormap") || mn.starts_with("tensormap.") || mn == "call" || mn == "call.uni")
       map_changes.push_back({current, end});
     if (warp_wide(p.statement.mnemonic())) warp_wides.push_back({current, begin, p.statement.line, p.text});
     const std::string where = file + ":" + std::to_string(p.statement.line) + ":" + std::to_string(p.statement.column);

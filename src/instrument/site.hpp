@@ -135,10 +135,7 @@ std::string map_cache(const std::string& prefix, int slot);
 // map's halves again.
 std::vector<std::string> clear_map_cache(const std::string& prefix, int entries);
 
-// What a function with sites begins with: `.reg` lines declaring the banks `regs` counts (and
-// those it uses itself), the thread's failed-poll count (emit_site), set to 0, the lane
-// register, and the lane words: the cluster's traced word looked up, the map cache of
-// `map_entries` entries empty.
+// Whether a line (or a part of one) holds only white space.
 inline bool blank(std::string_view s) { return s.find_first_not_of(" \t\r") == std::string_view::npos; }
 
 // The plain copy (plain_copy.cpp): the declarations it leaves out, and the body's lines.
@@ -147,8 +144,12 @@ std::vector<std::string> plain_body(std::string_view text, size_t open, size_t c
                                     const std::vector<std::pair<size_t, size_t>>& decls,
                                     const std::set<std::string>& labels, const std::string& prefix);
 
-// `plain`: the label of the function's plain copy (plain_copy.cpp, placed by rewrite.cpp), where a call that records
-// nothing goes once the prologue has looked its cluster up; empty: none.
+// What a function with sites begins with: `.reg` lines declaring the banks `regs` counts (and
+// those it uses itself), the thread's failed-poll count (emit_site), set to 0, the lane
+// register, and the lane words: the cluster's traced word looked up, the map cache of
+// `map_entries` entries empty. `plain`: the label of the function's plain copy (plain_copy.cpp,
+// placed by rewrite.cpp), where a call that records nothing goes once the prologue has looked its
+// cluster up; empty: none.
 std::vector<std::string> function_prologue(RegCounts regs, const std::string& prefix, int map_entries = 0,
                                            const std::string& plain = "");
 

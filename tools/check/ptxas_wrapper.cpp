@@ -47,7 +47,6 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
-
 // Triton's bundled tool, from the interpreter of the Python process that runs us. The
 // interpreter runs from an argument vector (no shell: its path may hold any character),
 // without LD_PRELOAD (the watch library has nothing to do there); the tool's name is
